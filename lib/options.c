@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The option table and its strict parser.  Strict like jemalloc's
+ * MALLOC_CONF: a value is taken whole or not at all, and anything not
+ * understood switches the library to pass-through with a message, so a typo
+ * never silently runs an A/B comparison with the wrong settings.
+ */
+#include "options.h"
+#include "strbuf.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+static const char *const accept_names[] = { "thread", "roundrobin", NULL };
+static const char *const open_names[] = { "move", "keep", NULL };
+
+#define OFF(f) offsetof(struct fdr_config, f)
+
+const struct fdr_option fdr_options[] = {
+	{ "FDRANGE_SLOTS", "slots", "N", FDR_T_UINT, OFF(slots), 1, FDR_MAX_SLOTS, 1,
+	  NULL, NULL, "online CPUs",
+	  "number of fd ranges; threads take them in the order they first create an fd, "
+	  "and share them round-robin when there are more threads than ranges" },
+	{ "FDRANGE_BASE", "base", "FD", FDR_T_UINT, OFF(base), 0, FDR_MAX_FD - FDR_ALIGN, FDR_ALIGN,
+	  NULL, NULL, "64",
+	  "first fd of range 0; fds below it keep the kernel's lowest-free numbering" },
+	{ "FDRANGE_WIDTH", "width", "N", FDR_T_UINT, OFF(width), FDR_ALIGN, FDR_MAX_FD, FDR_ALIGN,
+	  "auto", NULL, "auto",
+	  "fds per range; auto divides the fds between BASE and the RLIMIT_NOFILE soft limit "
+	  "in force when an fd is placed (minus one) among the ranges" },
+	{ "FDRANGE_ACCEPT", "accept", "POLICY", FDR_T_ENUM, OFF(accept), 0, 0, 0,
+	  NULL, accept_names, "thread",
+	  "thread: accepted fds go to the accepting thread's range; roundrobin: the k-th "
+	  "accepted fd goes to range k mod SLOTS and fds from other calls are not moved" },
+	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
+	  NULL, open_names, "move",
+	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "
+	  "them (closing the original fd drops POSIX record locks the process holds on that file)" },
+	{ "FDRANGE_DISABLE", "disable", NULL, FDR_T_BOOL, OFF(disable), 0, 1, 0,
+	  NULL, NULL, "0",
+	  "1: load but pass every call through untouched (the A side of an A/B run)" },
+	{ "FDRANGE_STATS", "stats", "DEST", FDR_T_DEST, OFF(stats), 0, 0, 0,
+	  NULL, NULL, "none",
+	  "write a report at exit to 'stderr' or to a file path (appended; %p becomes the pid)" },
+};
+
+const unsigned fdr_noptions = sizeof(fdr_options) / sizeof(fdr_options[0]);
+
+_Static_assert(sizeof(fdr_options) / sizeof(fdr_options[0]) <=
+	       sizeof(((struct fdr_config *)0)->source), "source[] too small");
+
+void fdr_config_defaults(struct fdr_config *cfg, long ncpus)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	if (ncpus < 1)
+		ncpus = 1;
+	cfg->slots = ncpus > (long)FDR_MAX_SLOTS ? FDR_MAX_SLOTS : (unsigned)ncpus;
+	/*
+	 * 64: fds 0..63 live in the fd_array embedded in files_struct, next to
+	 * file_lock and next_fd that every open and close writes, and most
+	 * programs keep their few long-lived fds there.  Ranges start above.
+	 */
+	cfg->base = 64;
+	cfg->width = 0;
+	cfg->accept = FDR_ACCEPT_THREAD;
+	cfg->open = FDR_OPEN_MOVE;
+}
+
+const struct fdr_option *fdr_option_by_env(const char *env)
+{
+	for (unsigned i = 0; i < fdr_noptions; i++)
+		if (!strcmp(fdr_options[i].env, env))
+			return &fdr_options[i];
+	return NULL;
+}
+
+const struct fdr_option *fdr_option_by_flag(const char *flag)
+{
+	for (unsigned i = 0; i < fdr_noptions; i++)
+		if (!strcmp(fdr_options[i].flag, flag))
+			return &fdr_options[i];
+	return NULL;
+}
+
+size_t fdr_option_accepted(const struct fdr_option *opt, char *buf, size_t len)
+{
+	struct strbuf sb;
+
+	sb_init(&sb, buf, len, -1);
+	switch (opt->type) {
+	case FDR_T_UINT:
+		if (opt->auto_word) {
+			sb_str(&sb, "'");
+			sb_str(&sb, opt->auto_word);
+			sb_str(&sb, "' or ");
+		}
+		sb_str(&sb, opt->multiple > 1 ? "a multiple of " : "an integer");
+		if (opt->multiple > 1)
+			sb_u64(&sb, opt->multiple);
+		sb_str(&sb, " from ");
+		sb_u64(&sb, opt->min);
+		sb_str(&sb, " to ");
+		sb_u64(&sb, opt->max);
+		break;
+	case FDR_T_BOOL:
+		sb_str(&sb, "1, 0, yes, no, true, false, on or off");
+		break;
+	case FDR_T_ENUM:
+		for (unsigned i = 0; opt->names[i]; i++) {
+			if (i)
+				sb_str(&sb, opt->names[i + 1] ? ", " : " or ");
+			sb_str(&sb, opt->names[i]);
+		}
+		break;
+	case FDR_T_DEST:
+		sb_str(&sb, "'stderr' or a file path of at most ");
+		sb_u64(&sb, FDR_PATH_MAX - 1);
+		sb_str(&sb, " bytes");
+		break;
+	}
+	return sb.len;
+}
+
+static int fail(const struct fdr_option *opt, const char *value, const char *why,
+		char *msg, size_t msglen)
+{
+	struct strbuf sb;
+	char acc[160];
+
+	if (msg && msglen) {
+		fdr_option_accepted(opt, acc, sizeof(acc));
+		sb_init(&sb, msg, msglen, -1);
+		sb_str(&sb, opt->env);
+		sb_char(&sb, '=');
+		sb_quoted(&sb, value, 64);
+		sb_str(&sb, ": ");
+		sb_str(&sb, why);
+		sb_str(&sb, "; accepted: ");
+		sb_str(&sb, acc);
+	}
+	return -EINVAL;
+}
+
+static int parse_uint(const struct fdr_option *opt, const char *v, unsigned *out,
+		      char *msg, size_t msglen)
+{
+	uint64_t n = 0;
+	const char *p = v;
+
+	if (opt->auto_word && !strcmp(v, opt->auto_word)) {
+		*out = 0;
+		return 0;
+	}
+	if (!*p)
+		return fail(opt, v, "empty value", msg, msglen);
+	for (; *p; p++) {
+		if (*p < '0' || *p > '9')
+			return fail(opt, v, *p == '-' ? "negative or not a number" :
+				    p == v ? "not a number" : "trailing characters",
+				    msg, msglen);
+		n = n * 10 + (uint64_t)(*p - '0');
+		if (n > 0xffffffffu)
+			return fail(opt, v, "out of range", msg, msglen);
+	}
+	if (n < opt->min || n > opt->max)
+		return fail(opt, v, "out of range", msg, msglen);
+	if (opt->multiple > 1 && n % opt->multiple)
+		return fail(opt, v, "not a multiple of 64", msg, msglen);
+	*out = (unsigned)n;
+	return 0;
+}
+
+int fdr_option_parse(const struct fdr_option *opt, const char *value,
+		     struct fdr_config *cfg, char *msg, size_t msglen)
+{
+	static const char *const yes[] = { "1", "yes", "true", "on", NULL };
+	static const char *const no[] = { "0", "no", "false", "off", NULL };
+	void *field = (char *)cfg + opt->offset;
+	unsigned u = 0;
+	int ret;
+
+	switch (opt->type) {
+	case FDR_T_UINT:
+		ret = parse_uint(opt, value, &u, msg, msglen);
+		if (ret)
+			return ret;
+		*(unsigned *)field = u;
+		return 0;
+	case FDR_T_BOOL:
+		for (unsigned i = 0; yes[i]; i++) {
+			if (!strcmp(value, yes[i])) {
+				*(bool *)field = true;
+				return 0;
+			}
+			if (!strcmp(value, no[i])) {
+				*(bool *)field = false;
+				return 0;
+			}
+		}
+		return fail(opt, value, *value ? "not a boolean" : "empty value", msg, msglen);
+	case FDR_T_ENUM:
+		for (unsigned i = 0; opt->names[i]; i++) {
+			if (!strcmp(value, opt->names[i])) {
+				*(unsigned *)field = i;
+				return 0;
+			}
+		}
+		return fail(opt, value, *value ? "unknown value" : "empty value", msg, msglen);
+	case FDR_T_DEST:
+		if (!*value)
+			return fail(opt, value, "empty value", msg, msglen);
+		if (strlen(value) >= FDR_PATH_MAX)
+			return fail(opt, value, "too long", msg, msglen);
+		strcpy((char *)field, value);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int fdr_config_load(struct fdr_config *cfg, long ncpus,
+		    const char *(*get)(const char *name, void *arg), void *arg,
+		    char *msg, size_t msglen)
+{
+	fdr_config_defaults(cfg, ncpus);
+	for (unsigned i = 0; i < fdr_noptions; i++) {
+		const char *v = get(fdr_options[i].env, arg);
+		int ret;
+
+		if (!v)
+			continue;
+		ret = fdr_option_parse(&fdr_options[i], v, cfg, msg, msglen);
+		if (ret)
+			return ret;
+		cfg->source[i] = FDR_SRC_ENV;
+	}
+	return 0;
+}
+
+size_t fdr_option_format(const struct fdr_option *opt,
+			 const struct fdr_config *cfg, char *buf, size_t len)
+{
+	const void *field = (const char *)cfg + opt->offset;
+	struct strbuf sb;
+
+	sb_init(&sb, buf, len, -1);
+	switch (opt->type) {
+	case FDR_T_UINT:
+		if (opt->auto_word && !*(const unsigned *)field)
+			sb_str(&sb, opt->auto_word);
+		else
+			sb_u64(&sb, *(const unsigned *)field);
+		break;
+	case FDR_T_BOOL:
+		sb_str(&sb, *(const bool *)field ? "1" : "0");
+		break;
+	case FDR_T_ENUM:
+		sb_str(&sb, opt->names[*(const unsigned *)field]);
+		break;
+	case FDR_T_DEST:
+		sb_str(&sb, *(const char *)field ? (const char *)field : "none");
+		break;
+	}
+	return sb.len;
+}

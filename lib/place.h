@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef FDR_PLACE_H
+#define FDR_PLACE_H
+
+#include "state.h"
+
+/* Which kind of call created the fd: the policies treat them differently. */
+enum fdr_origin { FDR_FROM_ACCEPT, FDR_FROM_OPEN, FDR_FROM_OTHER };
+
+/*
+ * The placement rule.  Takes the fd a successful libc call returned and
+ * returns the fd the caller gets: a copy inside the thread's range (the
+ * original closed), or the original itself.  Never fails, never changes
+ * errno, never touches an fd other than @fd and its copy.
+ */
+int fdr_place(int fd, bool cloexec, enum fdr_origin origin) FDR_HIDDEN;
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: MIT */
+/* memfd_create(2). */
+#include "place.h"
+#include "real.h"
+
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+FDR_EXPORT int memfd_create(const char *name, unsigned int flags)
+{
+	int (*next)(const char *, unsigned int) = NEXT(memfd_create);
+	int fd = next ? next(name, flags) : (int)syscall(SYS_memfd_create, name, flags);
+
+	return fd < 0 ? fd : fdr_place(fd, flags & MFD_CLOEXEC, FDR_FROM_OTHER);
+}

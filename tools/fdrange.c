@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fdrange: run a command with libfdrange preloaded, in the manner of
+ * onload(1) and eatmydata(1).  Options are validated with the library's own
+ * parser before anything starts, so a bad value never reaches a run.
+ */
+#include "options.h"
+#include "geometry.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#define EXIT_USAGE 2
+#define EXIT_NOEXEC 126
+#define EXIT_NOTFOUND 127
+
+static const char *prog = "fdrange";
+
+static void usage(FILE *out)
+{
+	char acc[160];
+
+	fprintf(out,
+		"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
+		"Run COMMAND with libfdrange preloaded: each thread's new file descriptors\n"
+		"go to a range of fd numbers of its own.  Each option sets the environment\n"
+		"variable named beside it; variables already set are kept unless overridden.\n"
+		"\n", prog);
+	for (unsigned i = 0; i < fdr_noptions; i++) {
+		const struct fdr_option *o = &fdr_options[i];
+		char left[48];
+		const char *h = o->help;
+		int col;
+
+		fdr_option_accepted(o, acc, sizeof(acc));
+		snprintf(left, sizeof(left), "--%s%s%s", o->flag, o->metavar ? " " : "",
+			 o->metavar ? o->metavar : "");
+		fprintf(out, "  %-18s %s (default %s; %s)\n", left, o->env, o->def, acc);
+		/* Word-wrap the help text under the option. */
+		col = 0;
+		fputs("                     ", out);
+		while (*h) {
+			size_t w = strcspn(h, " ");
+
+			if (col && col + (int)w > 56) {
+				fputs("\n                     ", out);
+				col = 0;
+			}
+			fwrite(h, 1, w, out);
+			col += (int)w;
+			h += w;
+			if (*h == ' ') {
+				h++;
+				if (col) {
+					fputc(' ', out);
+					col++;
+				}
+			}
+		}
+		fputc('\n', out);
+	}
+	fprintf(out,
+		"  -v, --verbose      print the effective settings and geometry to stderr first\n"
+		"  -h, --help         show this help and exit\n"
+		"  --version          show the version and exit\n"
+		"\n"
+		"Exit status: COMMAND's, or 2 for a bad option, 126 if COMMAND cannot be\n"
+		"executed, 127 if it is not found.\n");
+}
+
+static const char *lookup_env(const char *name, void *arg)
+{
+	(void)arg;
+	return getenv(name);
+}
+
+/* The library next to this binary in a build tree, else the installed one. */
+static int find_library(char *out, size_t len)
+{
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
+		if (slash) {
+			*slash = 0;
+			if (snprintf(out, len, "%s/../lib/libfdrange.so", exe) < (int)len &&
+			    access(out, R_OK) == 0) {
+				char real[PATH_MAX];
+
+				if (realpath(out, real))
+					snprintf(out, len, "%s", real);
+				return 0;
+			}
+		}
+	}
+	snprintf(out, len, "%s/libfdrange.so", FDRANGE_LIBDIR);
+	return access(out, R_OK) == 0 ? 0 : -ENOENT;
+}
+
+static bool is_libfdrange(const char *entry, size_t len)
+{
+	const char *base = entry;
+
+	for (size_t i = 0; i < len; i++)
+		if (entry[i] == '/')
+			base = entry + i + 1;
+	return (size_t)(entry + len - base) >= 13 && !strncmp(base, "libfdrange.so", 13);
+}
+
+/* LD_PRELOAD with @lib first and no other libfdrange entry. */
+static char *compose_preload(const char *lib, const char *old)
+{
+	size_t cap = strlen(lib) + (old ? strlen(old) : 0) + 2;
+	char *out = malloc(cap);
+	size_t n;
+
+	if (!out)
+		return NULL;
+	n = (size_t)snprintf(out, cap, "%s", lib);
+	while (old && *old) {
+		size_t w = strcspn(old, ": ");
+
+		if (w && !is_libfdrange(old, w)) {
+			out[n++] = ':';
+			memcpy(out + n, old, w);
+			n += w;
+		}
+		old += w;
+		if (*old)
+			old++;
+	}
+	out[n] = 0;
+	return out;
+}
+
+static void print_settings(const struct fdr_config *cfg, const char *lib)
+{
+	struct rlimit rl;
+	char val[FDR_PATH_MAX];
+	unsigned width;
+
+	fprintf(stderr, "%s: library %s\n", prog, lib);
+	for (unsigned i = 0; i < fdr_noptions; i++) {
+		fdr_option_format(&fdr_options[i], cfg, val, sizeof(val));
+		fprintf(stderr, "%s: %s=%s%s\n", prog, fdr_options[i].env, val,
+			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
+	}
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+		width = fdr_geom_width(cfg, rl.rlim_cur, FDR_MAX_FD);
+		if (width)
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: %u ranges of %u fds, fds %u-%lu"
+				" (a program that changes its limit gets ranges for the new one)\n",
+				prog, (unsigned long long)rl.rlim_cur, cfg->slots, width, cfg->base,
+				fdr_geom_lo(cfg, width, cfg->slots) - 1);
+		else
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no range fits; "
+				"fds stay where the kernel puts them until the limit is raised\n",
+				prog, (unsigned long long)rl.rlim_cur);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct fdr_config cfg, scratch;
+	bool verbose = false;
+	char lib[PATH_MAX], msg[256];
+	char *preload;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		const struct fdr_option *o;
+		char name[32];
+
+		if (!strcmp(a, "--")) {
+			i++;
+			break;
+		}
+		if (a[0] != '-' || !a[1])
+			break;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			usage(stdout);
+			return 0;
+		}
+		if (!strcmp(a, "--version")) {
+			printf("fdrange %s\n", FDRANGE_VERSION_STRING);
+			return 0;
+		}
+		if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+			verbose = true;
+			continue;
+		}
+		if (strncmp(a, "--", 2) || strlen(a + 2) >= sizeof(name)) {
+			fprintf(stderr, "%s: unknown option '%s'; see '%s --help'\n", prog, a, prog);
+			return EXIT_USAGE;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)strcspn(a + 2, "="), a + 2);
+		o = fdr_option_by_flag(name);
+		if (!o) {
+			fprintf(stderr, "%s: unknown option '%s'; see '%s --help'\n", prog, a, prog);
+			return EXIT_USAGE;
+		}
+		if (a[2 + strlen(name)] == '=')
+			val = a + 3 + strlen(name);
+		if (!o->metavar) {
+			if (val) {
+				fprintf(stderr, "%s: option '--%s' takes no value\n", prog, name);
+				return EXIT_USAGE;
+			}
+			val = "1";
+		} else if (!val) {
+			if (i + 1 >= argc) {
+				fprintf(stderr, "%s: option '--%s' needs a value (%s)\n", prog, name,
+					o->metavar);
+				return EXIT_USAGE;
+			}
+			val = argv[++i];
+		}
+		fdr_config_defaults(&scratch, 1);
+		if (fdr_option_parse(o, val, &scratch, msg, sizeof(msg)) < 0) {
+			fprintf(stderr, "%s: --%s: %s\n", prog, name, msg);
+			return EXIT_USAGE;
+		}
+		setenv(o->env, val, 1);
+	}
+	if (i >= argc) {
+		fprintf(stderr, "%s: no command given; see '%s --help'\n", prog, prog);
+		return EXIT_USAGE;
+	}
+	/* The environment as the library will read it, flags and inherited alike. */
+	if (fdr_config_load(&cfg, sysconf(_SC_NPROCESSORS_ONLN), lookup_env, NULL, msg,
+			    sizeof(msg)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+		return EXIT_USAGE;
+	}
+	if (find_library(lib, sizeof(lib)) < 0) {
+		fprintf(stderr, "%s: libfdrange.so not found (looked next to this program and in %s)\n",
+			prog, FDRANGE_LIBDIR);
+		return EXIT_NOEXEC;
+	}
+	preload = compose_preload(lib, getenv("LD_PRELOAD"));
+	if (!preload || setenv("LD_PRELOAD", preload, 1)) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		return EXIT_NOEXEC;
+	}
+	if (verbose)
+		print_settings(&cfg, lib);
+	execvp(argv[i], argv + i);
+	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(errno));
+	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+}
