@@ -4,8 +4,14 @@
  * them keeps the range geometry below the limit without a getrlimit per
  * placed fd; a limit changed from outside (prlimit(1) on us) is caught by
  * F_DUPFD failing, which falls back safely.
+ *
+ * These make the prlimit64 syscall themselves, exactly as glibc's own
+ * versions do, instead of looking up the next definition: sanitizer
+ * runtimes call setrlimit() while they initialise, before dlsym or even
+ * their own shadow memory work, so this file must need neither (meson
+ * builds it without address-sanitizer instrumentation for that reason).
  */
-#include "real.h"
+#include "state.h"
 #include "sys.h"
 
 #include <sys/resource.h>
@@ -25,18 +31,14 @@ static int is_self(pid_t pid)
 
 FDR_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
 {
-	int (*next)(__rlimit_resource_t, const struct rlimit *) = NEXT(setrlimit);
-	int ret = next ? next(resource, rl) :
-			 (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
+	int ret = (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
 
 	return NOTED(ret, resource, rl);
 }
 
 FDR_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
 {
-	int (*next)(__rlimit_resource_t, const struct rlimit64 *) = NEXT(setrlimit64);
-	int ret = next ? next(resource, rl) :
-			 (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
+	int ret = (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
 
 	return NOTED(ret, resource, rl);
 }
@@ -44,10 +46,7 @@ FDR_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *
 FDR_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new_rl,
 		       struct rlimit *old_rl)
 {
-	int (*next)(pid_t, __rlimit_resource_t, const struct rlimit *, struct rlimit *) =
-		NEXT(prlimit);
-	int ret = next ? next(pid, resource, new_rl, old_rl) :
-			 (int)syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
+	int ret = (int)syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
 
 	if (!new_rl || !is_self(pid))
 		return ret;
@@ -57,10 +56,7 @@ FDR_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rli
 FDR_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new_rl,
 			 struct rlimit64 *old_rl)
 {
-	int (*next)(pid_t, __rlimit_resource_t, const struct rlimit64 *, struct rlimit64 *) =
-		NEXT(prlimit64);
-	int ret = next ? next(pid, resource, new_rl, old_rl) :
-			 (int)syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
+	int ret = (int)syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
 
 	if (!new_rl || !is_self(pid))
 		return ret;

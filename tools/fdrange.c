@@ -117,29 +117,32 @@ static bool is_libfdrange(const char *entry, size_t len)
 	return (size_t)(entry + len - base) >= 13 && !strncmp(base, "libfdrange.so", 13);
 }
 
-/* LD_PRELOAD with @lib first and no other libfdrange entry. */
+/*
+ * LD_PRELOAD with @lib last and no other libfdrange entry.  Last, so that
+ * runtimes which must be loaded first (ASan's, a malloc replacement) still
+ * are; the wrapped calls then reach libfdrange through their RTLD_NEXT.
+ */
 static char *compose_preload(const char *lib, const char *old)
 {
 	size_t cap = strlen(lib) + (old ? strlen(old) : 0) + 2;
 	char *out = malloc(cap);
-	size_t n;
+	size_t n = 0;
 
 	if (!out)
 		return NULL;
-	n = (size_t)snprintf(out, cap, "%s", lib);
 	while (old && *old) {
 		size_t w = strcspn(old, ": ");
 
 		if (w && !is_libfdrange(old, w)) {
-			out[n++] = ':';
 			memcpy(out + n, old, w);
 			n += w;
+			out[n++] = ':';
 		}
 		old += w;
 		if (*old)
 			old++;
 	}
-	out[n] = 0;
+	strcpy(out + n, lib);
 	return out;
 }
 
@@ -253,6 +256,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return EXIT_NOEXEC;
 	}
+	free(preload);
 	if (verbose)
 		print_settings(&cfg, lib);
 	execvp(argv[i], argv + i);
