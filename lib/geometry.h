@@ -28,6 +28,18 @@ static inline unsigned long fdr_geom_lo(const struct fdr_config *cfg,
 	return cfg->base + (unsigned long)slot * width;
 }
 
+/*
+ * One past the last fd that range @slot may hand out: its end, cut down to
+ * the last multiple of 64 at or below min(@limit, @nr_open) - 1.  With an
+ * auto width the cut never bites.  An explicit FDRANGE_WIDTH is used as
+ * given, and without the cut a range straddling the limit would hand out
+ * limit - 1 (refused by memcached) and the fds just below it while the
+ * other ranges still have room.  A result <= the range's first fd means
+ * nothing of the range is usable.
+ */
+unsigned long fdr_geom_end(const struct fdr_config *cfg, unsigned width, unsigned slot,
+			   unsigned long limit, unsigned long nr_open);
+
 /* The range holding @fd, or -1. */
 int fdr_geom_range_of(const struct fdr_config *cfg, unsigned width, long fd);
 

@@ -27,8 +27,9 @@ struct fdr_config {
 	unsigned accept;         /* enum fdr_accept */
 	unsigned open;           /* enum fdr_open */
 	bool disable;
+	unsigned pregrow;         /* fd table entries to grow to at start; 0 = off */
 	char stats[FDR_PATH_MAX]; /* "" none, "stderr", or a path (%p = pid) */
-	unsigned char source[8]; /* enum fdr_source, by option index */
+	unsigned char source[16]; /* enum fdr_source, by option index */
 };
 
 enum fdr_opt_type { FDR_T_UINT, FDR_T_BOOL, FDR_T_ENUM, FDR_T_DEST };

@@ -10,6 +10,7 @@
  */
 #include "place.h"
 #include "geometry.h"
+#include "shm_stats.h"
 #include "sys.h"
 
 static unsigned target_range(enum fdr_origin origin, bool *keep)
@@ -17,8 +18,7 @@ static unsigned target_range(enum fdr_origin origin, bool *keep)
 	const struct fdr_config *cfg = &fdr_st.cfg;
 
 	if (origin == FDR_FROM_ACCEPT && cfg->accept == FDR_ACCEPT_ROUNDROBIN)
-		return (unsigned)(__atomic_fetch_add(&fdr_st.rr_next, 1, __ATOMIC_RELAXED) %
-				  cfg->slots);
+		return fdr_rr_pick();  /* rr_next, realigned by shm_stats.c */
 	/*
 	 * Under roundrobin the ranges belong to the connections; the
 	 * listener's and other threads' fds stay below BASE so they neither
@@ -40,7 +40,7 @@ int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 	if (!fdr_ready())
 		return fd;
 	r = target_range(origin, &keep);
-	rs = &fdr_st.range[r];
+	rs = fdr_rs(r);
 	/* A program that closes stdin and opens /dev/null relies on getting 0. */
 	if (keep || fd <= 2) {
 		fdr_count(&rs->kept);
@@ -52,9 +52,17 @@ int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 		return fd;
 	}
 	lo = fdr_geom_lo(&fdr_st.cfg, width, r);
-	hi = lo + width;
+	/* The cached limit, not getrlimit: no extra syscall per fd. */
+	hi = fdr_geom_end(&fdr_st.cfg, width, r, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED),
+			  fdr_st.nr_open);
 	if ((unsigned long)fd >= lo && (unsigned long)fd < hi) {
 		fdr_count(&rs->inplace);
+		return fd;
+	}
+	if (hi <= lo) {
+		/* The whole range lies at or above the limit: F_DUPFD would only
+		 * fail with EINVAL, so spare the syscall. */
+		fdr_count(&rs->fallback[FDR_FB_LIMIT]);
 		return fd;
 	}
 	nfd = sys_dupfd(fd, (unsigned)lo, cloexec);

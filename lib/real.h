@@ -16,7 +16,7 @@
 	X(__open_2) X(__open64_2) X(__openat_2) X(__openat64_2) \
 	X(pipe) X(pipe2) X(epoll_create) X(epoll_create1) X(eventfd) \
 	X(timerfd_create) X(signalfd) X(inotify_init) X(inotify_init1) X(memfd_create) \
-	X(setrlimit) X(setrlimit64) X(prlimit) X(prlimit64)
+	X(epoll_ctl)
 
 enum fdr_sym {
 #define FDR_SYM_ENUM(n) FDR_SYM_##n,
@@ -36,6 +36,7 @@ static inline void *fdr_next(enum fdr_sym sym)
 }
 
 /* The next definition of @name, typed like the wrapper, or NULL. */
+/* NOLINTNEXTLINE(bugprone-macro-parentheses): name is pasted into a token */
 #define NEXT(name) ((__typeof__(&name))fdr_next(FDR_SYM_##name))
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "state.h"
 #include "geometry.h"
+#include "shm_stats.h"
 #include "strbuf.h"
 #include "sys.h"
 
@@ -70,7 +71,7 @@ int fdr_report_write(int fd)
 	}
 	sb_str(&sb, "\nrange fds               threads   placed  inplace     kept  fb_full fb_limit fb_other\n");
 	for (unsigned r = 0; r < cfg->slots; r++) {
-		const struct fdr_range_stats *rs = &fdr_st.range[r];
+		const struct fdr_range_stats *rs = fdr_rs(r);
 		unsigned long v[7] = {
 			load(&rs->threads), load(&rs->placed), load(&rs->inplace),
 			load(&rs->kept), load(&rs->fallback[FDR_FB_FULL]),
@@ -123,7 +124,9 @@ static int open_dest(const char *dest)
 			sb_char(&sb, *dest);
 		}
 	}
-	fd = sys_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	/* Every %p may add digits: a cut path would be some other file. */
+	fd = sb.len + 1 >= sizeof(path) ? -ENAMETOOLONG :
+		sys_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd < 0) {
 		char mem[FDR_PATH_MAX + 128];
 		struct strbuf err;

@@ -9,6 +9,8 @@
  */
 #include "state.h"
 #include "geometry.h"
+#include "pregrow.h"
+#include "shm_stats.h"
 #include "strbuf.h"
 #include "sys.h"
 
@@ -45,13 +47,21 @@ static unsigned long read_nr_open(void)
 	return v ? v : FDR_MAX_FD;
 }
 
+/* The soft RLIMIT_NOFILE in force, or -errno. */
+static long read_limit_raw(unsigned long *soft)
+{
+	struct rlimit rl = { 0, 0 };
+	long ret = SYS_CALL(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl);
+
+	*soft = rl.rlim_cur;
+	return ret < 0 ? ret : 0;
+}
+
 static unsigned long read_limit(void)
 {
-	struct rlimit rl;
+	unsigned long soft;
 
-	if (SYS_CALL(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl) < 0)
-		return 1024;
-	return rl.rlim_cur;
+	return read_limit_raw(&soft) < 0 ? 1024 : soft;
 }
 
 static void config_error(const char *msg)
@@ -69,23 +79,29 @@ static void config_error(const char *msg)
 /* The child of fork() is a new process: its report counts its own fds. */
 static void atfork_child(void)
 {
-	for (unsigned i = 0; i < FDR_MAX_SLOTS; i++) {
-		unsigned long threads = fdr_st.range[i].threads;
+	/* First: the child must stop writing the parent's stats block. */
+	fdr_shm_atfork_child();
+	for (unsigned i = 0; i < fdr_st.cfg.slots; i++) {
+		struct fdr_range_stats *rs = fdr_rs(i);
+		unsigned long threads = rs->threads;
 
-		__builtin_memset(&fdr_st.range[i], 0, sizeof(fdr_st.range[i]));
-		fdr_st.range[i].threads = threads;
+		__builtin_memset(rs, 0, sizeof(*rs));
+		rs->threads = threads;
 	}
 	fdr_st.limit_changes = 0;
 }
 
 void fdr_init(void)
 {
-	int expected = FDR_UNINIT;
+	int expected = FDR_UNINIT, saved_errno;
 	char msg[256];
 
 	if (!__atomic_compare_exchange_n(&fdr_st.phase, &expected, FDR_BUSY, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return;
+	/* Called from a wrapper after a successful call, whose caller must
+	 * find errno as it was: sysconf() and getauxval() may set it. */
+	saved_errno = errno;
 
 	fdr_st.secure = getauxval(AT_SECURE) != 0;
 	if (fdr_st.secure) {
@@ -106,7 +122,10 @@ void fdr_init(void)
 	fdr_st.width = fdr_geom_width(&fdr_st.cfg, fdr_st.limit, fdr_st.nr_open);
 	if (fdr_st.active)
 		pthread_atfork(NULL, NULL, atfork_child);
+	if (fdr_st.active)
+		fdr_pregrow();  /* before the program can start threads */
 	__atomic_store_n(&fdr_st.phase, FDR_READY, __ATOMIC_RELEASE);
+	errno = saved_errno;
 }
 
 unsigned fdr_thread_slot(void)
@@ -116,7 +135,7 @@ unsigned fdr_thread_slot(void)
 	if (__builtin_expect(s != 0, 1))
 		return s - 1;
 	s = __atomic_fetch_add(&fdr_st.next_thread, 1, __ATOMIC_RELAXED) % fdr_st.cfg.slots;
-	fdr_count(&fdr_st.range[s].threads);
+	fdr_count(&fdr_rs(s)->threads);
 	thread_slot = s + 1;
 	return s;
 }
@@ -125,10 +144,26 @@ void fdr_limit_changed(unsigned long soft)
 {
 	if (__atomic_load_n(&fdr_st.phase, __ATOMIC_ACQUIRE) != FDR_READY)
 		return;
-	__atomic_store_n(&fdr_st.limit, soft, __ATOMIC_RELAXED);
-	__atomic_store_n(&fdr_st.width, fdr_geom_width(&fdr_st.cfg, soft, fdr_st.nr_open),
-			 __ATOMIC_RELAXED);
+	/*
+	 * Threads setting the limit at once may store in the opposite order
+	 * of their syscalls and leave the geometry of an older limit behind.
+	 * So each one checks, after its store, that the kernel still has the
+	 * limit it stored, and stores again if not: whoever stores last has
+	 * checked after storing, so the geometry ends at the kernel's limit.
+	 * One more prlimit64 per setrlimit call, none per placed fd.
+	 */
+	for (;;) {
+		unsigned long now;
+
+		__atomic_store_n(&fdr_st.limit, soft, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&fdr_st.width, fdr_geom_width(&fdr_st.cfg, soft, fdr_st.nr_open),
+				 __ATOMIC_SEQ_CST);
+		if (read_limit_raw(&now) < 0 || now == soft)
+			break;
+		soft = now;
+	}
 	fdr_count(&fdr_st.limit_changes);
+	fdr_shm_geometry();
 }
 
 __attribute__((constructor)) static void fdr_constructor(void)

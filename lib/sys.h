@@ -35,9 +35,35 @@ static inline long sys_read(int fd, void *buf, size_t n)
 	return SYS_CALL(SYS_read, fd, buf, n);
 }
 
+/*
+ * ThreadSanitizer models fds and cannot see a raw close: it would take the
+ * kernel's reuse of the number by another thread for a race with the
+ * thread that created it.  Its syscall hooks tell it (TSan builds only).
+ */
+#if defined(__SANITIZE_THREAD__)
+#define FDR_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define FDR_TSAN 1
+#endif
+#endif
+#ifdef FDR_TSAN
+void __sanitizer_syscall_pre_impl_close(long fd);
+void __sanitizer_syscall_post_impl_close(long res, long fd);
+#endif
+
 static inline long sys_close(int fd)
 {
+#ifdef FDR_TSAN
+	long r;
+
+	__sanitizer_syscall_pre_impl_close(fd);
+	r = SYS_CALL(SYS_close, fd);
+	__sanitizer_syscall_post_impl_close(r, fd);
+	return r;
+#else
 	return SYS_CALL(SYS_close, fd);
+#endif
 }
 
 /* The lowest free fd >= @min sharing @fd's open file; never clobbers. */

@@ -2,6 +2,7 @@
 /* accept(2), accept4(2): the fds a server creates most. */
 #include "place.h"
 #include "real.h"
+#include "shm_stats.h"
 
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -13,7 +14,11 @@ FDR_EXPORT int accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
 	int fd = next ? next(sockfd, addr, addrlen) :
 			(int)syscall(SYS_accept4, sockfd, addr, addrlen, 0);
 
-	return fd < 0 ? fd : fdr_place(fd, false, FDR_FROM_ACCEPT);
+	if (fd < 0)
+		return fd;
+	fd = fdr_place(fd, false, FDR_FROM_ACCEPT);
+	fdr_shm_accepted(fd);
+	return fd;
 }
 
 FDR_EXPORT int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, int flags)
@@ -22,5 +27,9 @@ FDR_EXPORT int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, in
 	int fd = next ? next(sockfd, addr, addrlen, flags) :
 			(int)syscall(SYS_accept4, sockfd, addr, addrlen, flags);
 
-	return fd < 0 ? fd : fdr_place(fd, flags & SOCK_CLOEXEC, FDR_FROM_ACCEPT);
+	if (fd < 0)
+		return fd;
+	fd = fdr_place(fd, flags & SOCK_CLOEXEC, FDR_FROM_ACCEPT);
+	fdr_shm_accepted(fd);
+	return fd;
 }

@@ -18,15 +18,18 @@ int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
 
-/* The mode argument exists only when the flags create a file. */
+/*
+ * The mode argument exists only when the flags create a file.  va_start is
+ * unconditional (starting a list reads nothing) because clang's analyzer
+ * loses a va_list started inside a branch of a statement expression.
+ */
 #define MODE_ARG(flags, last) ({ \
 	mode_t m_ = 0; \
-	if ((flags) & O_CREAT || ((flags) & O_TMPFILE) == O_TMPFILE) { \
-		va_list ap_; \
-		va_start(ap_, last); \
+	va_list ap_; \
+	va_start(ap_, last); \
+	if ((flags) & O_CREAT || ((flags) & O_TMPFILE) == O_TMPFILE) \
 		m_ = va_arg(ap_, mode_t); \
-		va_end(ap_); \
-	} \
+	va_end(ap_); \
 	m_; })
 
 static int placed(int fd, int flags)

@@ -9,7 +9,8 @@
  * versions do, instead of looking up the next definition: sanitizer
  * runtimes call setrlimit() while they initialise, before dlsym or even
  * their own shadow memory work, so this file must need neither (meson
- * builds it without address-sanitizer instrumentation for that reason).
+ * builds it without address- and thread-sanitizer instrumentation for
+ * that reason).
  */
 #include "state.h"
 #include "sys.h"

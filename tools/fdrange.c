@@ -6,6 +6,7 @@
  */
 #include "options.h"
 #include "geometry.h"
+#include "stat.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -28,10 +29,14 @@ static void usage(FILE *out)
 
 	fprintf(out,
 		"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
+		"   or: %s stat [--color=WHEN] [--no-map] PID\n"
 		"Run COMMAND with libfdrange preloaded: each thread's new file descriptors\n"
 		"go to a range of fd numbers of its own.  Each option sets the environment\n"
 		"variable named beside it; variables already set are kept unless overridden.\n"
-		"\n", prog);
+		"'%s stat PID' shows how a running process's fds are placed and which\n"
+		"threads serve them (see '%s stat --help'); '%s -- stat' runs a program\n"
+		"named stat.\n"
+		"\n", prog, prog, prog, prog, prog);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
 		const struct fdr_option *o = &fdr_options[i];
 		char left[48];
@@ -142,6 +147,7 @@ static char *compose_preload(const char *lib, const char *old)
 		if (*old)
 			old++;
 	}
+	/* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy): cap counts lib and old */
 	strcpy(out + n, lib);
 	return out;
 }
@@ -150,7 +156,6 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 {
 	struct rlimit rl;
 	char val[FDR_PATH_MAX];
-	unsigned width;
 
 	fprintf(stderr, "%s: library %s\n", prog, lib);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
@@ -159,7 +164,8 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		width = fdr_geom_width(cfg, rl.rlim_cur, FDR_MAX_FD);
+		unsigned width = fdr_geom_width(cfg, rl.rlim_cur, FDR_MAX_FD);
+
 		if (width)
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: %u ranges of %u fds, fds %u-%lu"
 				" (a program that changes its limit gets ranges for the new one)\n",
@@ -180,6 +186,10 @@ int main(int argc, char **argv)
 	char *preload;
 	int i;
 
+	/* A subcommand only as the very first word: after options or "--",
+	 * "stat" is the command to run. */
+	if (argc > 1 && !strcmp(argv[1], "stat"))
+		return fdrange_stat_main(argc - 1, argv + 1);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		const struct fdr_option *o;
@@ -203,7 +213,7 @@ int main(int argc, char **argv)
 			verbose = true;
 			continue;
 		}
-		if (strncmp(a, "--", 2) || strlen(a + 2) >= sizeof(name)) {
+		if (strncmp(a, "--", 2) != 0 || strlen(a + 2) >= sizeof(name)) {
 			fprintf(stderr, "%s: unknown option '%s'; see '%s --help'\n", prog, a, prog);
 			return EXIT_USAGE;
 		}
@@ -253,6 +263,7 @@ int main(int argc, char **argv)
 	}
 	preload = compose_preload(lib, getenv("LD_PRELOAD"));
 	if (!preload || setenv("LD_PRELOAD", preload, 1)) {
+		free(preload);
 		fprintf(stderr, "%s: out of memory\n", prog);
 		return EXIT_NOEXEC;
 	}

@@ -1,0 +1,556 @@
+/* SPDX-License-Identifier: MIT */
+/* The A/B driver: see ab.h. */
+#include "ab.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef AB_DEFAULT_LIB
+#define AB_DEFAULT_LIB "build/lib/libfdrange.so"
+#endif
+
+extern char **environ;
+
+struct key {
+	char name[64];
+	unsigned n[AB_MAX_SIDES];
+	double v[AB_MAX_SIDES][AB_MAX_ROUNDS];
+};
+
+static const struct ab_bench *bench;
+static struct key keys[AB_MAX_KEYS];
+static unsigned nkeys;
+static char notes[AB_MAX_SIDES][2048];
+
+uint64_t ab_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void ab_die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: ", bench ? bench->name : "bench");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+void ab_emit(const char *key, double value)
+{
+	printf("@ %s %.9g\n", key, value);
+}
+
+void ab_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	fputc('\n', stdout);
+}
+
+unsigned long ab_ulong(const char *name, const char *value, unsigned long min, unsigned long max)
+{
+	char *end;
+	unsigned long v;
+
+	errno = 0;
+	v = value ? strtoul(value, &end, 10) : 0;
+	if (!value || !*value || *end || errno || v < min || v > max)
+		ab_die("--%s=%s: expected an integer from %lu to %lu", name,
+		       value ? value : "", min, max);
+	return v;
+}
+
+unsigned long ab_nofile(void)
+{
+	struct rlimit rl;
+
+	return getrlimit(RLIMIT_NOFILE, &rl) ? 0 : rl.rlim_cur;
+}
+
+static long status_field(const char *field)
+{
+	/*
+	 * A raw openat: through open() the library would place this fd on
+	 * side B, growing the very fd table being measured.
+	 */
+	char buf[4096], *p;
+	long n = -1;
+	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = 0;
+	p = strstr(buf, field);
+	if (p)
+		n = strtol(p + strlen(field), NULL, 10);
+	return n;
+}
+
+long ab_fdsize(void)
+{
+	return status_field("\nFDSize:");
+}
+
+long ab_rss_kib(void)
+{
+	return status_field("\nVmRSS:");
+}
+
+int ab_lib_active(void)
+{
+	int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "fdrange_active");
+
+	return active ? active() : -1;
+}
+
+int ab_lib_range(int *lo, int *hi)
+{
+	int (*range)(int *, int *) = (int (*)(int *, int *))dlsym(RTLD_DEFAULT,
+								    "fdrange_thread_range");
+
+	return range && range(lo, hi) == 0 ? 0 : -1;
+}
+
+void ab_threads(unsigned nthreads, void *(*fn)(void *), void *args, size_t argsize)
+{
+	pthread_t *t = calloc(nthreads, sizeof(*t));
+	int err;
+
+	if (!t)
+		ab_die("out of memory");
+	for (unsigned i = 0; i < nthreads; i++) {
+		err = pthread_create(&t[i], NULL, fn, (char *)args + i * argsize);
+		if (err)
+			ab_die("pthread_create: %s", strerror(err));
+	}
+	for (unsigned i = 0; i < nthreads; i++)
+		pthread_join(t[i], NULL);
+	free(t);
+}
+
+/* ---- driver ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct ab_stat ab_stats_of(double *v, unsigned n)
+{
+	struct ab_stat st = { 0 };
+
+	if (!n)
+		return st;
+	qsort(v, n, sizeof(double), cmp_double);
+	st.present = true;
+	st.n = n;
+	st.min = v[0];
+	st.max = v[n - 1];
+	st.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	return st;
+}
+
+unsigned ab_values(const char *name, unsigned side, double out[AB_MAX_ROUNDS])
+{
+	for (unsigned k = 0; k < nkeys; k++)
+		if (!strcmp(keys[k].name, name)) {
+			memcpy(out, keys[k].v[side], keys[k].n[side] * sizeof(double));
+			return keys[k].n[side];
+		}
+	return 0;
+}
+
+struct ab_stat ab_stat(const char *name, unsigned side)
+{
+	double tmp[AB_MAX_ROUNDS];
+
+	return ab_stats_of(tmp, ab_values(name, side, tmp));
+}
+
+static void record(unsigned side, const char *name, double v)
+{
+	unsigned k;
+
+	for (k = 0; k < nkeys && strcmp(keys[k].name, name); k++)
+		;
+	if (k == nkeys) {
+		if (nkeys == AB_MAX_KEYS)
+			return;
+		snprintf(keys[nkeys++].name, sizeof(keys[0].name), "%s", name);
+	}
+	if (keys[k].n[side] < AB_MAX_ROUNDS)
+		keys[k].v[side][keys[k].n[side]++] = v;
+}
+
+static char **child_env(const struct ab_side *s, const char *lib)
+{
+	size_t n = 0, m = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 8, sizeof(*env));
+	if (!env)
+		ab_die("out of memory");
+	for (size_t i = 0; i < n; i++) {
+		bool drop = !strncmp(environ[i], "LD_PRELOAD=", 11);
+
+		for (unsigned e = 0; s->env[e] && !drop; e++) {
+			size_t len = strcspn(s->env[e], "=") + 1;
+
+			drop = !strncmp(environ[i], s->env[e], len);
+		}
+		if (!drop)
+			env[m++] = environ[i];
+	}
+	if (s->preload) {
+		char *p = malloc(strlen(lib) + 12);
+
+		if (!p)
+			ab_die("out of memory");
+		sprintf(p, "LD_PRELOAD=%s", lib);
+		env[m++] = p;
+	}
+	for (unsigned e = 0; s->env[e]; e++)
+		env[m++] = (char *)s->env[e];
+	env[m] = NULL;
+	return env;
+}
+
+/* Run side @si once; returns 0 or -1. */
+static int run_child(unsigned si, unsigned round, char **fwd, unsigned nfwd, const char *lib)
+{
+	const struct ab_side *s = &bench->sides[si];
+	char **env = child_env(s, lib), **argv, idx[32], line[512];
+	FILE *in;
+	int pfd[2], status;
+	pid_t pid;
+
+	argv = calloc(nfwd + 3, sizeof(*argv));
+	if (!argv || pipe2(pfd, O_CLOEXEC))
+		ab_die("out of memory or fds");
+	argv[0] = (char *)bench->name;
+	snprintf(idx, sizeof(idx), "--child=%u", si);
+	argv[1] = idx;
+	memcpy(argv + 2, fwd, nfwd * sizeof(*argv));
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0)
+		ab_die("fork: %s", strerror(errno));
+	if (pid == 0) {
+		dup2(pfd[1], 1);
+		execve("/proc/self/exe", argv, env);
+		fprintf(stderr, "%s: exec /proc/self/exe: %s\n", bench->name, strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	in = fdopen(pfd[0], "r");
+	while (in && fgets(line, sizeof(line), in)) {
+		char name[64];
+		double v;
+
+		line[strcspn(line, "\n")] = 0;
+		if (sscanf(line, "@ %63s %lf", name, &v) == 2) {
+			record(si, name, v);
+		} else if (!strncmp(line, "# ", 2)) {
+			if (round == 0) {
+				size_t len = strlen(notes[si]);
+
+				snprintf(notes[si] + len, sizeof(notes[si]) - len, "  [%s] %s\n",
+					 s->label, line + 2);
+			}
+		} else {
+			puts(line);
+		}
+	}
+	if (in)
+		fclose(in);
+	free(argv);
+	for (char **e = env; *e; e++)
+		if (!strncmp(*e, "LD_PRELOAD=", 11))
+			free(*e);
+	free(env);
+	if (waitpid(pid, &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "%s: side %s, round %u: child %s %d\n", bench->name, s->label,
+			round + 1, WIFSIGNALED(status) ? "killed by signal" : "exited with",
+			WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+		return -1;
+	}
+	return 0;
+}
+
+static void fmt_value(char *buf, size_t len, double v)
+{
+	double a = fabs(v);
+
+	snprintf(buf, len, a >= 1e6 ? "%.3g" : a >= 100 ? "%.0f" : a >= 10 ? "%.1f" : "%.2f", v);
+}
+
+static void print_table(unsigned rounds)
+{
+	char m[24], lo[24], hi[24], cell[96];
+
+	printf("%-22s", "");
+	for (unsigned s = 0; s < bench->nsides; s++)
+		printf("  %-26s", bench->sides[s].label);
+	for (unsigned s = 1; s < bench->nsides; s++) {
+		snprintf(cell, sizeof(cell), "%s/%s", bench->sides[s].label, bench->sides[0].label);
+		printf("  %9s", cell);
+	}
+	printf("\n%-22s", "metric");
+	for (unsigned s = 0; s < bench->nsides; s++)
+		printf("  %-26s", "median [min .. max]");
+	putchar('\n');
+	for (unsigned k = 0; k < nkeys; k++) {
+		struct ab_stat base = ab_stat(keys[k].name, 0);
+
+		printf("%-22s", keys[k].name);
+		for (unsigned s = 0; s < bench->nsides; s++) {
+			struct ab_stat st = ab_stat(keys[k].name, s);
+
+			if (!st.present) {
+				printf("  %-26s", "-");
+				continue;
+			}
+			fmt_value(m, sizeof(m), st.median);
+			fmt_value(lo, sizeof(lo), st.min);
+			fmt_value(hi, sizeof(hi), st.max);
+			snprintf(cell, sizeof(cell), "%s [%s .. %s]", m, lo, hi);
+			printf("  %-26s", cell);
+		}
+		for (unsigned s = 1; s < bench->nsides; s++) {
+			struct ab_stat st = ab_stat(keys[k].name, s);
+
+			if (st.present && base.present && base.median != 0)
+				printf("  %9.2f", st.median / base.median);
+			else
+				printf("  %9s", "-");
+		}
+		putchar('\n');
+	}
+	printf("(%u rounds, sides alternating", rounds);
+	for (unsigned s = 0; s < bench->nsides; s++)
+		printf(" %s", bench->sides[s].label);
+	printf(" ...)\n");
+}
+
+static void write_tsv(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f)
+		ab_die("%s: %s", path, strerror(errno));
+	fprintf(f, "# key\tside\tmedian\tmin\tmax\trounds\n");
+	for (unsigned k = 0; k < nkeys; k++)
+		for (unsigned s = 0; s < bench->nsides; s++) {
+			struct ab_stat st = ab_stat(keys[k].name, s);
+
+			if (st.present)
+				fprintf(f, "%s\t%s\t%.6g\t%.6g\t%.6g\t%u\n", keys[k].name,
+					bench->sides[s].label, st.median, st.min, st.max, st.n);
+		}
+	fclose(f);
+}
+
+static void header(const char *lib, unsigned rounds, double seconds, bool smoke)
+{
+	struct utsname u;
+	char load[64] = "?";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (f) {
+		if (!fgets(load, sizeof(load), f))
+			strcpy(load, "?");
+		load[strcspn(load, "\n")] = 0;
+		fclose(f);
+	}
+	uname(&u);
+	printf("== %s%s: %s (%s)\n", bench->name, smoke ? " [smoke: checks that it runs, "
+	       "numbers mean nothing]" : "", bench->what, bench->unit);
+	printf("machine: %ld online CPUs, Linux %s %s, load average %s, RLIMIT_NOFILE %lu\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), u.release, u.machine, load, ab_nofile());
+	printf("rounds: %u", rounds);
+	if (seconds > 0)
+		printf(", %.3g s per measured quantity", seconds);
+	printf("; library: %s\n", lib);
+	for (unsigned s = 0; s < bench->nsides; s++) {
+		printf("  %-12s %s", bench->sides[s].label, bench->sides[s].desc);
+		for (unsigned e = 0; bench->sides[s].env[e]; e++)
+			printf(" %s", bench->sides[s].env[e]);
+		putchar('\n');
+	}
+}
+
+static void usage(void)
+{
+	printf("usage: %s [--rounds=N] [--seconds=S] [--smoke] [--lib=PATH] [--tsv=FILE]%s%s\n"
+	       "  %s\n"
+	       "  Runs itself once per side and round, alternating the sides, and prints\n"
+	       "  medians with [min .. max] over the rounds and each side's ratio to side %s.\n"
+	       "  --smoke: one round, a fraction of a second, to check that it runs.\n",
+	       bench->name, bench->usage ? " " : "", bench->usage ? bench->usage : "",
+	       bench->what, bench->sides[0].label);
+}
+
+int ab_main(int argc, char **argv, const struct ab_bench *b)
+{
+	const char *lib = getenv("FDRANGE_BENCH_LIB"), *tsv = NULL;
+	unsigned rounds = b->rounds, nfwd = 0;
+	double seconds = b->seconds;
+	bool smoke = false, rounds_set = false, seconds_set = false;
+	int child = -1, failed = 0;
+	char **fwd = calloc((size_t)argc + 1, sizeof(*fwd));
+
+	bench = b;
+	if (!fwd)
+		ab_die("out of memory");
+	if (!lib)
+		lib = AB_DEFAULT_LIB;
+	for (int i = 1; i < argc; i++) {
+		char name[64], *eq;
+		const char *arg = argv[i], *val;
+
+		if (strncmp(arg, "--", 2)) {
+			usage();
+			free(fwd);
+			return 2;
+		}
+		snprintf(name, sizeof(name), "%s", arg + 2);
+		eq = strchr(name, '=');
+		if (eq)
+			*eq = 0;
+		val = strchr(arg, '=') ? strchr(arg, '=') + 1 : NULL;
+		if (!strcmp(name, "help")) {
+			usage();
+			free(fwd);
+			return 0;
+		} else if (!strcmp(name, "child")) {
+			child = (int)ab_ulong(name, val, 0, b->nsides - 1);
+			continue;
+		} else if (!strcmp(name, "rounds")) {
+			rounds = (unsigned)ab_ulong(name, val, 1, AB_MAX_ROUNDS);
+			rounds_set = true;
+		} else if (!strcmp(name, "seconds")) {
+			seconds = val ? atof(val) : 0;
+			if (!(seconds > 0 && seconds < 3600))
+				ab_die("--seconds=%s: expected a positive number", val ? val : "");
+			seconds_set = true;
+		} else if (!strcmp(name, "smoke")) {
+			smoke = true;
+		} else if (!strcmp(name, "lib")) {
+			if (!val || !*val)
+				ab_die("--lib needs a path");
+			lib = val;
+			continue;
+		} else if (!strcmp(name, "tsv")) {
+			tsv = val;
+			continue;
+		} else if (!b->option || b->option(name, val) < 0) {
+			fprintf(stderr, "%s: unknown option %s\n", b->name, arg);
+			usage();
+			free(fwd);
+			return 2;
+		}
+		fwd[nfwd++] = argv[i];
+	}
+	if (smoke) {
+		if (!rounds_set)
+			rounds = 1;
+		if (!seconds_set)
+			seconds = 0.01;
+	}
+
+	if (child >= 0) {
+		const struct ab_side *s = &b->sides[child];
+		struct ab_ctx ctx = {
+			.side = s->label, .mode = s->arg ? s->arg : "", .preload = s->preload,
+			.smoke = smoke, .seconds = seconds,
+			.ncpus = sysconf(_SC_NPROCESSORS_ONLN),
+		};
+		int active = ab_lib_active(), rc;
+
+		/* A B run without the library in B measures nothing: refuse. */
+		if (s->preload && active < 0)
+			ab_die("side %s: libfdrange is not loaded (LD_PRELOAD=%s)", s->label,
+			       getenv("LD_PRELOAD") ? getenv("LD_PRELOAD") : "");
+		if (s->preload && active == 0 && !getenv("FDRANGE_DISABLE"))
+			ab_die("side %s: libfdrange is loaded but passing through", s->label);
+		if (!s->preload && active >= 0)
+			ab_die("side %s: libfdrange is loaded but should not be", s->label);
+		free(fwd);
+		rc = b->child(&ctx);
+		fflush(stdout);
+		return rc;
+	}
+
+	if (access(lib, R_OK) && !strchr(lib, ':'))
+		ab_die("%s: %s (build it, or pass --lib=PATH)", lib, strerror(errno));
+	header(lib, rounds, seconds, smoke);
+	fflush(stdout);
+	for (unsigned r = 0; r < rounds; r++)
+		for (unsigned s = 0; s < b->nsides; s++)
+			if (run_child(s, r, fwd, nfwd, lib))
+				failed = 1;
+	for (unsigned s = 0; s < b->nsides; s++) {
+		bool any = false;
+
+		for (unsigned k = 0; k < nkeys; k++)
+			any |= keys[k].n[s] > 0;
+		if (!any) {
+			fprintf(stderr, "%s: side %s produced no results\n", b->name, b->sides[s].label);
+			failed = 1;
+		}
+	}
+	print_table(rounds);
+	for (unsigned s = 0; s < b->nsides; s++)
+		if (notes[s][0]) {
+			printf("notes (first round):\n");
+			break;
+		}
+	for (unsigned s = 0; s < b->nsides; s++)
+		fputs(notes[s], stdout);
+	if (b->summary) {
+		struct ab_ctx ctx = { .smoke = smoke, .seconds = seconds,
+				      .ncpus = sysconf(_SC_NPROCESSORS_ONLN) };
+
+		b->summary(&ctx);
+	}
+	if (tsv)
+		write_tsv(tsv);
+	free(fwd);
+	if (failed)
+		printf("%s: FAILED (see above)\n", b->name);
+	return failed;
+}

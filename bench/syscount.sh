@@ -1,0 +1,99 @@
+#!/bin/sh
+# Syscalls per created fd, counted by strace -f -c: A (no library) against
+# B (LD_PRELOAD of the library), for each call type of bench_create.
+#
+# Each side runs twice, with N create-and-close iterations and with none;
+# the difference of the two counts is the per-fd work, free of start-up.
+# Passes only if the library adds exactly one fcntl (F_DUPFD) and one close
+# per created fd and nothing else.  Also prints what the library adds once
+# per process at start-up.
+#
+# usage: syscount.sh [--smoke] BENCH_CREATE LIBRARY
+set -eu
+n=2000
+if [ "${1:-}" = --smoke ]; then
+	n=100
+	shift
+fi
+exe=$1 lib=$2
+if ! command -v strace >/dev/null 2>&1; then
+	echo "syscount: strace is not installed: skipped"
+	exit 77
+fi
+if ! strace -f -c -o /dev/null true 2>/dev/null; then
+	echo "syscount: strace cannot trace here (ptrace refused): skipped"
+	exit 77
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# In a sanitizer build: LeakSanitizer cannot run under ptrace.
+ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+export ASAN_OPTIONS
+
+# count SIDE CALL N: syscall counts, "name calls" per line, in $tmp/SIDE-CALL-N
+count() {
+	side=$1 call=$2 k=$3
+	if [ "$side" = B ]; then
+		strace -f -c -U name,calls -o "$tmp/raw" -E "LD_PRELOAD=$lib" \
+			"$exe" --child=1 --call="$call" --count="$k"
+	else
+		env -u LD_PRELOAD strace -f -c -U name,calls -o "$tmp/raw" \
+			"$exe" --child=0 --call="$call" --count="$k"
+	fi
+	awk 'NR > 2 && $1 !~ /^-/ && $1 != "total" { print $1, $2 }' "$tmp/raw" \
+		>"$tmp/$side-$call-$k"
+}
+
+status=0
+printf '== syscount: syscalls per created-and-closed fd (strace -f -c, %d iterations)\n' "$n"
+printf '%-8s %-12s %10s %10s %10s\n' call syscall A/fd B/fd added/fd
+for call in open socket accept pipe eventfd; do
+	for side in A B; do
+		count $side $call 0
+		count $side $call $n
+	done
+	fds=$n
+	[ $call = pipe ] && fds=$((2 * n))
+	# per syscall: (B_n - B_0) - (A_n - A_0), over the fds created
+	out=$(awk -v fds=$fds -v call=$call '
+		FNR == 1 { f++ }
+		{ c[$1, f] = $2; names[$1] = 1 }
+		END {
+			bad = 0
+			for (s in names) {
+				a = c[s, 2] - c[s, 1]; b = c[s, 4] - c[s, 3]
+				if (a == 0 && b == 0) continue
+				add = b - a
+				printf "%-8s %-12s %10.2f %10.2f %10.2f\n", call, s, a / fds, b / fds, add / fds
+				# Start-up work may vary by a few calls between runs (the
+				# library scans /dev/shm for stale stats blocks): judge the
+				# per-fd count, rounded.
+				want = (s == "fcntl" || s == "close") ? 1 : 0
+				if (int(add / fds + (add < 0 ? -0.5 : 0.5)) != want) bad = 1
+			}
+			exit bad
+		}' "$tmp/A-$call-0" "$tmp/A-$call-$n" "$tmp/B-$call-0" "$tmp/B-$call-$n") || {
+		status=1
+		echo "$out"
+		echo "FAIL: $call: the library adds more than one F_DUPFD and one close per fd"
+		continue
+	}
+	echo "$out" | sort -k2
+done
+# strace -c cannot tell fcntl commands apart: check that every fcntl is F_DUPFD.
+strace -f -e trace=fcntl -o "$tmp/fcntl" -E "LD_PRELOAD=$lib" "$exe" --child=1 --call=eventfd --count="$n"
+other=$(grep -c 'fcntl(' "$tmp/fcntl" || true)
+dupfd=$(grep -c 'F_DUPFD' "$tmp/fcntl" || true)
+printf 'fcntl calls in B (eventfd, %d fds): %d, of which F_DUPFD: %d\n' "$n" "$other" "$dupfd"
+if [ "$other" != "$dupfd" ]; then
+	status=1
+	echo "FAIL: the library makes fcntl calls other than F_DUPFD"
+fi
+echo "added once per process at start-up (B - A, no fd created):"
+awk 'FNR == 1 { f++ } { c[$1, f] = $2; names[$1] = 1 }
+	END { for (s in names) if (c[s, 2] != c[s, 1]) printf "  %-12s %+d\n", s, c[s, 2] - c[s, 1] }' \
+	"$tmp/A-eventfd-0" "$tmp/B-eventfd-0" | sort
+if [ $status -eq 0 ]; then
+	echo "ok: per created fd the library adds exactly 1 fcntl (F_DUPFD) and 1 close, nothing else"
+fi
+exit $status

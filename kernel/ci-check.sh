@@ -1,0 +1,107 @@
+#!/bin/bash
+# kernel/ci-check.sh - fast check of the fdcache series for CI:
+#   1. linux-source-6.12 is there (installed with apt-get if missing);
+#   2. the series applies to it, in order, without fuzz;
+#   3. the touched code compiles without warnings, with CONFIG_FDCACHE=y
+#      (fs/file.o and users of the changed headers) and =n (fs/file.o).
+# No boot; kernel/test.sh is the full test. Exit status non-zero on failure.
+#
+# Environment:
+#   FDCACHE_CI_DIR  scratch dir (default: a fresh mktemp dir, removed after)
+#   FDCACHE_JOBS    make -j (default 2)
+#   FDCACHE_CI_NO_COMPILE=1  only check that the series applies
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+JOBS=${FDCACHE_JOBS:-2}
+TARBALL=/usr/src/linux-source-6.12.tar.xz
+T0=$(date +%s)
+log() { echo "[ci-check +$(( $(date +%s) - T0 ))s] $*"; }
+die() { log "FAIL: $*"; exit 1; }
+
+need=()
+[ -f "$TARBALL" ] || need+=(linux-source-6.12)
+for c in gcc:gcc make:make flex:flex bison:bison bc:bc xz:xz-utils patch:patch; do
+	command -v "${c%%:*}" >/dev/null || need+=("${c#*:}")
+done
+[ -f /usr/include/libelf.h ] || need+=(libelf-dev)
+if [ ${#need[@]} -gt 0 ]; then
+	log "installing ${need[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends "${need[@]}" >/dev/null ||
+		{ apt-get update >/dev/null && apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; } ||
+		die "cannot install ${need[*]}"
+fi
+
+if [ -n "${FDCACHE_CI_DIR:-}" ]; then
+	D=$FDCACHE_CI_DIR
+	rm -rf "$D"
+	mkdir -p "$D"
+else
+	D=$(mktemp -d /var/tmp/fdcache-ci.XXXXXX)
+	trap 'rm -rf "$D"' EXIT
+fi
+
+# Unpack only what configuring and compiling the touched files needs: the
+# build system, all Kconfig files (Kconfig reads them all), headers, x86,
+# objtool and the directories of the objects compiled below.
+log "unpacking $(basename "$TARBALL") (partial) into $D"
+L=linux-source-6.12
+tar -xf "$TARBALL" -C "$D" --wildcards \
+	"$L/Makefile" "$L/Kbuild" "$L/*Kconfig*" "$L/scripts" "$L/include" \
+	"$L/arch/x86" "$L/kernel" "$L/fs" "$L/io_uring" "$L/init" "$L/lib" \
+	"$L/mm" "$L/security/selinux/include" "$L/usr" "$L/certs" \
+	"$L/tools/objtool" "$L/tools/lib" "$L/tools/include" "$L/tools/arch/x86" \
+	"$L/tools/build" "$L/tools/scripts" "$L/tools/Makefile" \
+	"$L/Documentation/admin-guide/kernel-parameters.txt" ||
+	die "unpacking failed"
+S="$D/linux-source-6.12"
+[ -f "$S/Makefile" ] && [ -f "$S/fs/file.c" ] || die "unpacking failed"
+log "source $(make -s -C "$S" kernelversion)"
+
+for p in "$HERE"/patches/*.patch; do
+	out=$(patch -d "$S" -p1 --forward --batch --fuzz=0 < "$p" 2>&1) ||
+		{ echo "$out"; die "$(basename "$p") does not apply"; }
+	echo "$out" | grep -q "offset" && echo "$out" | sed 's/^/    /'
+	log "applies: $(basename "$p")"
+done
+
+if [ "${FDCACHE_CI_NO_COMPILE:-0}" = 1 ]; then
+	log "PASS (apply only), $(( $(date +%s) - T0 ))s"
+	exit 0
+fi
+
+B="$D/build"
+mkdir -p "$B"
+config() {	# config y|n
+	make -s -C "$S" O="$B" tinyconfig >/dev/null || die "make tinyconfig failed"
+	printf 'CONFIG_FDCACHE=%s\n' "$1" > "$D/fdcache.config"
+	"$S/scripts/kconfig/merge_config.sh" -m -O "$B" "$B/.config" \
+		"$HERE/config.fragment" "$D/fdcache.config" >/dev/null || die "merge_config failed"
+	make -s -C "$S" O="$B" olddefconfig >/dev/null || die "olddefconfig failed"
+	if [ "$1" = y ]; then
+		grep -qx CONFIG_FDCACHE=y "$B/.config" || die "CONFIG_FDCACHE=y did not stick"
+	else
+		! grep -q "^CONFIG_FDCACHE=y" "$B/.config" || die "CONFIG_FDCACHE still on"
+	fi
+}
+compile() {	# compile label objects...
+	local label=$1; shift
+	if ! make -C "$S" O="$B" -j"$JOBS" "$@" > "$B/$label.log" 2>&1; then
+		tail -40 "$B/$label.log"
+		die "compile ($label) failed"
+	fi
+	if grep -E "(fs/file\.c|fdcache|fdtable\.h).*(warning|error)" "$B/$label.log"; then
+		die "warnings ($label)"
+	fi
+	log "compiled ($label): $*"
+}
+
+log "configuring (tinyconfig + kernel/config.fragment + CONFIG_FDCACHE=y), make prepare"
+config y
+make -C "$S" O="$B" -j"$JOBS" prepare > "$B/prepare.log" 2>&1 ||
+	{ tail -40 "$B/prepare.log"; die "make prepare failed"; }
+compile fdcache-y fs/file.o fs/exec.o kernel/fork.o io_uring/openclose.o
+config n
+compile fdcache-n fs/file.o
+log "PASS, $(( $(date +%s) - T0 ))s"

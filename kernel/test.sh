@@ -1,0 +1,267 @@
+#!/bin/bash
+# kernel/test.sh - build the fdcache series into a small x86_64 kernel, boot
+# it in qemu (TCG, no KVM needed) and run the guest tests; exit non-zero on
+# any failure. See kernel/README.md.
+#
+# Boots (FDCACHE_BOOTS, default "on off unpatched"):
+#   on         patched kernel, CONFIG_FDCACHE=y, cache on (the default)
+#   off        the same kernel booted with fdcache=off
+#   unpatched  the same source and config without the series
+#   mutant     (opt-in) the series with one deliberate bug: dup2() over an
+#              open fd does not invalidate. Passes only if the guest tests
+#              catch it (or the kernel crashes on the stale file), i.e. it
+#              checks that the tests can see a wrong file at all.
+#
+# Environment:
+#   FDCACHE_WORK   work dir outside the repo    (/var/tmp/fdrange-kernel)
+#   FDCACHE_JOBS   make -j                      (2)
+#   FDCACHE_SMP    guest vCPUs                  (2)
+#   FDCACHE_ITERS  changes per racing test      (10000)
+#   FDCACHE_BOOTS  which boots                  ("on off unpatched")
+#   FDCACHE_BOOT_TIMEOUT  seconds per boot      (1800)
+#   FDCACHE_NO_INSTALL=1  never call apt-get
+#
+# Builds are reused when their inputs (tarball, patches, config fragment)
+# did not change; the kernel build itself is incremental otherwise.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+WORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
+JOBS=${FDCACHE_JOBS:-2}
+SMP=${FDCACHE_SMP:-2}
+ITERS=${FDCACHE_ITERS:-10000}
+BOOTS=${FDCACHE_BOOTS:-on off unpatched}
+BOOT_TIMEOUT=${FDCACHE_BOOT_TIMEOUT:-1800}
+TARBALL=/usr/src/linux-source-6.12.tar.xz
+T0=$(date +%s)
+
+log() { echo "[test.sh +$(( $(date +%s) - T0 ))s] $*"; }
+die() { log "ERROR: $*"; exit 1; }
+
+# --- dependencies (Debian packages only) ---------------------------------
+need_pkgs=()
+[ -f "$TARBALL" ] || need_pkgs+=(linux-source-6.12)
+for c in gcc:gcc make:make flex:flex bison:bison bc:bc cpio:cpio xz:xz-utils \
+	 qemu-system-x86_64:qemu-system-x86 perl:perl; do
+	command -v "${c%%:*}" >/dev/null || need_pkgs+=("${c#*:}")
+done
+[ -x /bin/busybox ] && file_is_static=$(ldd /bin/busybox 2>&1 | grep -c "not a dynamic" || true) || file_is_static=0
+[ "$file_is_static" = 1 ] || need_pkgs+=(busybox-static)
+[ -f /usr/include/libelf.h ] || need_pkgs+=(libelf-dev)
+[ -f /usr/include/openssl/ssl.h ] || need_pkgs+=(libssl-dev)
+[ -f /usr/include/liburing.h ] || need_pkgs+=(liburing-dev)
+if [ ${#need_pkgs[@]} -gt 0 ]; then
+	[ "${FDCACHE_NO_INSTALL:-0}" = 1 ] && die "missing packages: ${need_pkgs[*]}"
+	log "installing ${need_pkgs[*]}"
+	export DEBIAN_FRONTEND=noninteractive
+	apt-get install -y --no-install-recommends "${need_pkgs[@]}" >/dev/null ||
+		{ apt-get update >/dev/null && apt-get install -y --no-install-recommends "${need_pkgs[@]}" >/dev/null; } ||
+		die "apt-get install ${need_pkgs[*]} failed"
+fi
+
+mkdir -p "$WORK"
+sha() { cat "$@" | sha256sum | cut -c1-16; }
+
+# --- sources ---------------------------------------------------------------
+tar_id=$(stat -c '%s %Y' "$TARBALL")
+if [ "$(cat "$WORK/pristine.stamp" 2>/dev/null)" != "$tar_id" ]; then
+	log "unpacking $TARBALL"
+	rm -rf "$WORK/pristine" "$WORK/pristine.tmp" "$WORK/patched" "$WORK/patched.stamp"
+	mkdir -p "$WORK/pristine.tmp"
+	tar -xf "$TARBALL" -C "$WORK/pristine.tmp"
+	mv "$WORK/pristine.tmp/linux-source-6.12" "$WORK/pristine"
+	rmdir "$WORK/pristine.tmp"
+	echo "$tar_id" > "$WORK/pristine.stamp"
+fi
+KVER=$(make -s -C "$WORK/pristine" kernelversion)
+
+patches=("$HERE"/patches/*.patch)
+[ -f "${patches[0]}" ] || die "no patches in $HERE/patches"
+patch_id="$tar_id $(sha "${patches[@]}")"
+if [ "$(cat "$WORK/patched.stamp" 2>/dev/null)" != "$patch_id" ]; then
+	log "applying ${#patches[@]} patches to a copy of $KVER"
+	rm -rf "$WORK/patched"
+	cp -a "$WORK/pristine" "$WORK/patched"
+	for p in "${patches[@]}"; do
+		patch -d "$WORK/patched" -p1 --forward --batch --quiet < "$p" ||
+			die "$(basename "$p") does not apply"
+	done
+	echo "$patch_id" > "$WORK/patched.stamp"
+fi
+
+# --- kernels -----------------------------------------------------------------
+# build NAME SRCDIR EXTRA_CONFIG_LINES...
+build() {
+	local name=$1 src=$2 b="$WORK/build-$1"; shift 2
+	local extra="$WORK/extra-$name.config"
+	printf '%s\n' "$@" > "$extra"
+	local id
+	id="$( [ "$name" = unpatched ] && echo "$tar_id" || echo "$patch_id") $(sha "$HERE/config.fragment" "$extra")"
+	if [ -f "$b/arch/x86/boot/bzImage" ] && [ "$(cat "$b/.fdcache-stamp" 2>/dev/null)" = "$id" ]; then
+		log "kernel $name: up to date, reusing $b"
+		return
+	fi
+	mkdir -p "$b"
+	log "kernel $name: configuring"
+	make -s -C "$src" O="$b" tinyconfig >/dev/null
+	"$src/scripts/kconfig/merge_config.sh" -m -O "$b" "$b/.config" \
+		"$HERE/config.fragment" "$extra" >/dev/null
+	make -s -C "$src" O="$b" olddefconfig >/dev/null
+	local want
+	for want in CONFIG_SMP=y CONFIG_BLK_DEV_INITRD=y CONFIG_SERIAL_8250_CONSOLE=y \
+		    CONFIG_EPOLL=y CONFIG_EVENTFD=y CONFIG_UNIX=y CONFIG_IO_URING=y \
+		    CONFIG_DEBUG_FS=y "$@"; do
+		grep -qx "$want" "$b/.config" || die "kernel $name: $want did not stick"
+	done
+	log "kernel $name: building (make -j$JOBS, log $b/build.log)"
+	local t=$(date +%s)
+	if ! make -C "$src" O="$b" -j"$JOBS" bzImage > "$b/build.log" 2>&1; then
+		tail -30 "$b/build.log"
+		die "kernel $name: build failed"
+	fi
+	if grep -n "fs/file.c.*warning" "$b/build.log"; then
+		die "kernel $name: warnings in fs/file.c"
+	fi
+	echo "$id" > "$b/.fdcache-stamp"
+	log "kernel $name: built in $(( $(date +%s) - t ))s"
+}
+
+want_patched=0 want_unpatched=0 want_mutant=0
+for boot in $BOOTS; do
+	case $boot in
+	on|off) want_patched=1 ;;
+	unpatched) want_unpatched=1 ;;
+	mutant) want_mutant=1 ;;
+	*) die "unknown boot '$boot'" ;;
+	esac
+done
+[ $want_patched = 1 ] && build patched "$WORK/patched" CONFIG_FDCACHE=y
+[ $want_unpatched = 1 ] && build unpatched "$WORK/pristine"
+if [ $want_mutant = 1 ]; then
+	if [ "$(cat "$WORK/mutant.stamp" 2>/dev/null)" != "$patch_id" ]; then
+		log "making the mutant tree (dup2 does not invalidate)"
+		rm -rf "$WORK/mutant"
+		cp -a "$WORK/patched" "$WORK/mutant"
+		perl -0pi -e 's/\tif \(tofree\)\n\t\tfdcache_invalidate\(files, fd\);\n//' \
+			"$WORK/mutant/fs/file.c"
+		[ "$(grep -c 'fdcache_invalidate(files, fd);' "$WORK/mutant/fs/file.c")" -eq \
+		  $(( $(grep -c 'fdcache_invalidate(files, fd);' "$WORK/patched/fs/file.c") - 1 )) ] ||
+			die "mutation did not apply"
+		echo "$patch_id" > "$WORK/mutant.stamp"
+	fi
+	build mutant "$WORK/mutant" CONFIG_FDCACHE=y
+fi
+
+# --- guest userland ----------------------------------------------------------
+TB="$WORK/tests-bin"
+tests_id=$(sha "$HERE"/tests/*.c "$HERE"/tests/*.h "$0")
+if [ "$(cat "$TB/.stamp" 2>/dev/null)" != "$tests_id" ]; then
+	log "building static test programs"
+	rm -rf "$TB"; mkdir -p "$TB"
+	for src in "$HERE"/tests/*.c; do
+		n=$(basename "$src" .c)
+		gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$TB/$n" "$src" -luring ||
+			die "building $n failed"
+	done
+	echo "$tests_id" > "$TB/.stamp"
+fi
+
+IR="$WORK/initramfs"
+rm -rf "$IR"; mkdir -p "$IR"/{bin,proc,sys,dev,tmp,tests}
+cp /bin/busybox "$IR/bin/busybox"
+cp "$TB"/fd* "$IR/tests/"
+cat > "$IR/init" <<'EOF'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t debugfs debugfs /sys/kernel/debug
+arg() { sed -n "s/.*fdtest\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+EXPECT=$(arg expect); ITERS=$(arg iters)
+echo "FDTEST BEGIN expect=$EXPECT iters=$ITERS kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+echo "FDTEST CMDLINE $(cat /proc/cmdline)"
+fails=0
+run() {
+	name=$1; shift
+	s=$(date +%s)
+	timeout 900 "$@" 2>&1
+	rc=$?
+	echo "FDTEST RC $name rc=$rc $(( $(date +%s) - s ))s"
+	[ $rc -eq 0 ] || fails=$((fails + 1))
+	/tests/fdstats print
+}
+S=$(date +%s)
+for m in close close_range dup2 dup3 dupfd uring mix; do
+	run race-$m /tests/fdrace $m $ITERS
+done
+run exec /tests/fdexec $(( ITERS / 20 ))
+run unshare /tests/fdunshare unshare $(( ITERS / 10 ))
+run close_range_unshare /tests/fdunshare close_range $(( ITERS / 10 ))
+run fork /tests/fdfork fork $(( ITERS / 20 ))
+run clone_files /tests/fdfork clone_files $(( ITERS / 20 ))
+run exit /tests/fdfork exit $(( ITERS / 10 ))
+run pidfd_getfd /tests/fdgetfd $ITERS
+run stats /tests/fdstats $EXPECT
+if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) corruption"; then
+	echo "FDTEST DMESG problems above"
+	fails=$((fails + 1))
+else
+	echo "FDTEST DMESG clean"
+fi
+echo "FDTEST END failures=$fails guest_seconds=$(( $(date +%s) - S ))"
+sync
+reboot -f
+EOF
+chmod +x "$IR/init"
+(cd "$IR" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initramfs.cpio.gz"
+
+# --- boots -------------------------------------------------------------------
+status=0
+summary=()
+for boot in $BOOTS; do
+	case $boot in
+	on)        k=patched;   extra="";            expect=on ;;
+	off)       k=patched;   extra="fdcache=off"; expect=off ;;
+	unpatched) k=unpatched; extra="";            expect=none ;;
+	mutant)    k=mutant;    extra="";            expect=on ;;
+	esac
+	out="$WORK/boot-$boot.log"
+	log "boot $boot: qemu -accel tcg -smp $SMP, kernel $k $extra (log $out)"
+	t=$(date +%s)
+	set +e
+	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp "$SMP" -m 1024 \
+		-kernel "$WORK/build-$k/arch/x86/boot/bzImage" \
+		-initrd "$WORK/initramfs.cpio.gz" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=4 $extra fdtest.expect=$expect fdtest.iters=$ITERS" \
+		-display none -serial stdio -monitor none -no-reboot < /dev/null > "$out" 2>&1
+	qrc=$?
+	set -e
+	dt=$(( $(date +%s) - t ))
+	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdstats)|FAIL|SKIP|Kernel panic" || true
+	ok=1
+	[ $qrc -eq 0 ] || { log "boot $boot: qemu exit status $qrc (124: timeout)"; ok=0; }
+	tr -d '\r' < "$out" | grep -q "^FDTEST END failures=0 " || ok=0
+	tr -d '\r' < "$out" | grep -q "FAIL" && ok=0
+	tr -d '\r' < "$out" | grep -q "Kernel panic" && ok=0
+	if [ "$boot" = mutant ]; then
+		# inverted: the deliberate bug must be noticed
+		if [ $ok = 0 ]; then
+			summary+=("boot mutant: PASS, the tests caught the deliberate bug (${dt}s)")
+		else
+			summary+=("boot mutant: FAIL, the deliberate bug went unnoticed (${dt}s, see $out)")
+			status=1
+		fi
+	elif [ $ok = 1 ]; then
+		summary+=("boot $boot: PASS (${dt}s)")
+	else
+		summary+=("boot $boot: FAIL (${dt}s, see $out)")
+		status=1
+	fi
+done
+
+log "summary ($KVER, $SMP vCPUs, FDCACHE_ITERS=$ITERS, total $(( $(date +%s) - T0 ))s):"
+for s in "${summary[@]}"; do echo "  $s"; done
+[ $status = 0 ] && log "ALL PASS" || log "FAILED"
+exit $status

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Growing the kernel's fd table in advance (FDRANGE_PREGROW).
+ *
+ * The kernel's fd table starts with 64 entries and grows, to a power of
+ * two, when an fd above its size is allocated.  Once threads share the
+ * table, expand_fdtable() waits for an RCU grace period (synchronize_rcu)
+ * before the old table may be freed, because other threads may be reading
+ * it without a lock: the first fd placed in a high range then stalls its
+ * thread for milliseconds (bench/bench_growth: about 10 ms on a 2-vCPU VM,
+ * against 3 us once grown).  A single-threaded process grows without that
+ * wait.  Placement into ranges is what makes such high fds common, so the
+ * library grows the table once at start-up, while the process is still
+ * single-threaded, far enough to cover every range.
+ *
+ * Bounds: never beyond the top of the configured ranges nor the soft
+ * RLIMIT_NOFILE, and a table of at most FDRANGE_PREGROW entries (the kernel
+ * spends about 8.25 bytes per entry: an 8-byte file pointer plus bits in
+ * the open, close-on-exec and full-word bitmaps; 65536 entries = 528 KiB).
+ * The growth itself is the kernel's own: F_DUPFD of a spare fd to the
+ * highest number needed, then close; F_DUPFD takes the lowest free fd at or
+ * above it and never replaces an fd in use, as dup2 onto a number would.
+ *
+ * Not done when threads already exist (the growth would stall now, and
+ * maybe for nothing) or when the table is already big enough (after exec
+ * the table is kept).  A child of fork() gets a table only as big as its
+ * open fds need, and grows again on demand.
+ */
+#include "pregrow.h"
+#include "state.h"
+#include "sys.h"
+
+/* The number after @key in @buf ("Threads:\t1"), or -1. */
+static long status_value(const char *buf, const char *key)
+{
+	long v = -1;
+
+	for (const char *p = buf; *p; p++) {
+		const char *k = key, *q = p;
+
+		if (p != buf && p[-1] != '\n')
+			continue;
+		while (*k && *q == *k)
+			k++, q++;
+		if (*k)
+			continue;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		for (v = 0; *q >= '0' && *q <= '9'; q++)
+			v = v * 10 + (*q - '0');
+		return v;
+	}
+	return v;
+}
+
+void fdr_pregrow(void)
+{
+	unsigned long top = fdr_pregrow_top(&fdr_st.cfg, fdr_st.width, fdr_st.limit,
+					    fdr_st.nr_open, fdr_st.cfg.pregrow);
+	char buf[2048];
+	long fd, nfd, n;
+
+	if (!top)
+		return;
+	/* One read gives both the thread count and the table size (FDSize). */
+	fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	n = sys_read((int)fd, buf, sizeof(buf) - 1);
+	sys_close((int)fd);
+	if (n <= 0)
+		return;
+	buf[n] = 0;
+	if (status_value(buf, "Threads:") != 1 ||
+	    status_value(buf, "FDSize:") > (long)top)
+		return;
+	/* O_PATH: a spare fd with no side effects, on any file system. */
+	fd = sys_openat(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	nfd = sys_dupfd((int)fd, (unsigned)top, 1);
+	if (nfd >= 0)
+		sys_close((int)nfd);
+	sys_close((int)fd);
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+# ThreadSanitizer build (gcc, -Db_sanitize=thread) running the
+# multi-threaded tests: the integration suite (threads, stress, fork,
+# roundrobin...) and the hardening suite (signals, fork, limit flapping,
+# thousands of threads, failure injection).  Any report fails the run
+# (halt_on_error, exitcode 66).
+# Standalone: tools/ci/tsan.sh [BUILD_DIR]  (default build-tsan)
+set -eu
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-tsan}
+cd "$root"
+start=$(date +%s)
+if [ ! -f "$build/build.ninja" ]; then
+	CC=${CC:-gcc} meson setup "$build" -Db_sanitize=thread -Db_lundef=false \
+		-Dbuildtype=debugoptimized >/dev/null
+fi
+ninja -C "$build" >/dev/null
+# report_signal_unsafe stays on: the signal test's handler must only make
+# async-signal-safe calls.  second_deadlock_stack helps reading a report.
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
+status=0
+# The sanitizer slows threads ~5-15x: meson's timeouts are doubled.
+meson test -C "$build" --suite integration --suite hardening --timeout-multiplier 2 \
+	--print-errorlogs >"$build/tsan-test.log" 2>&1 || status=$?
+grep -E '^(Ok|Fail|Timeout|Skipped):' "$build/tsan-test.log" || tail -n 30 "$build/tsan-test.log"
+if grep -q 'WARNING: ThreadSanitizer' "$build/meson-logs/testlog.txt"; then
+	grep -A12 'WARNING: ThreadSanitizer' "$build/meson-logs/testlog.txt" | head -n 80
+	status=1
+fi
+echo "tsan: $([ $status = 0 ] && echo clean || echo FAILED) in $(($(date +%s) - start)) s"
+exit $status
