@@ -67,21 +67,22 @@ static void *sys_mmap(size_t len, int prot, int flags, int fd)
 {
 	long r = SYS_CALL(SYS_mmap, NULL, len, prot, flags, fd, 0);
 
-	return r < 0 && r > -4096 ? NULL : (void *)r;
+	/* The raw syscall returns the address as a long; there is no other way. */
+	return r < 0 && r > -4096 ? NULL : (void *)r; // NOLINT(performance-no-int-to-ptr)
 }
 
 /* Remove fdrange.PID files of processes that are gone (killed, _exit). */
 static void sweep_stale(long self)
 {
 	char buf[4096] __attribute__((aligned(8)));
-	long dfd, n;
+	long dfd;
 
 	dfd = sys_openat(AT_FDCWD, FDR_SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
 		return;
 	/* Bounded: a huge /dev/shm costs at most 16 reads per start. */
 	for (int round = 0; round < 16; round++) {
-		n = SYS_CALL(SYS_getdents64, (int)dfd, buf, sizeof(buf));
+		long n = SYS_CALL(SYS_getdents64, (int)dfd, buf, sizeof(buf));
 		if (n <= 0)
 			break;
 		for (long off = 0; off < n;) {
@@ -91,7 +92,7 @@ static void sweep_stale(long self)
 			long pid = 0;
 
 			off += reclen;
-			if (__builtin_memcmp(name, FDR_SHM_PREFIX, sizeof(FDR_SHM_PREFIX) - 1) || !*p)
+			if (__builtin_memcmp(name, FDR_SHM_PREFIX, sizeof(FDR_SHM_PREFIX) - 1) != 0 || !*p)
 				continue;
 			for (; *p >= '0' && *p <= '9' && pid < (1L << 31); p++)
 				pid = pid * 10 + (*p - '0');
@@ -131,12 +132,19 @@ static struct fdr_shm_hdr *create_block(size_t size, long *pid_out)
 	return p;
 }
 
+/*
+ * Threads that change RLIMIT_NOFILE at once all rewrite these fields:
+ * atomic stores, so each field holds one whole value.  A reader may
+ * still see fields from two concurrent changes; the report is a snapshot
+ * for people, and the next change rewrites them all.
+ */
 static void fill_geometry(struct fdr_shm_hdr *h)
 {
-	h->limit = __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED);
-	h->width = __atomic_load_n(&fdr_st.width, __ATOMIC_RELAXED);
-	h->nr_open = fdr_st.nr_open;
-	h->limit_changes = __atomic_load_n(&fdr_st.limit_changes, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->limit, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->width, __atomic_load_n(&fdr_st.width, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&h->nr_open, (uint64_t)fdr_st.nr_open, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->limit_changes,
+			 __atomic_load_n(&fdr_st.limit_changes, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
 }
 
 /*

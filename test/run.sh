@@ -1,10 +1,22 @@
 #!/bin/sh
 # The whole test suite, from a fresh Debian 12 machine: installs what it
-# needs, builds the normal and the ASan+UBSan configurations, and runs every
-# meson test in both.  Exit status 0 only if everything passed.
+# needs, then runs every check CI runs and prints one line per check and a
+# total.  Exit status 0 only if everything passed.
 #
-#   ./test/run.sh            everything
-#   ./test/run.sh --quick    the normal build only
+#   ./test/run.sh            everything (about 15 minutes on 2 cores)
+#   ./test/run.sh --quick    the normal build's meson tests only (about 2 minutes)
+#
+# The checks:
+#   build         meson test, normal build (unit, integration, cli,
+#                 hardening, memcached, bench-smoke)
+#   build-asan    the same under AddressSanitizer + UBSan
+#   slow          meson test --suite slow (long adversarial runs)
+#   static        cppcheck + clang-tidy over lib/, include/, tools/
+#   tsan          ThreadSanitizer build, multi-threaded and hardening tests
+#   valgrind      memcheck over the integration and hardening programs
+#   fuzz          60 s of libFuzzer on the option parser and geometry
+#   real          real programs' own tests (xz, zstd, CPython) with and without
+#   kernel        the kernel patch series applies to linux-source-6.12 and compiles
 set -eu
 cd "$(dirname "$0")/.."
 quick=0
@@ -12,31 +24,57 @@ quick=0
 
 . ./tools/deps.sh
 need_packages meson ninja-build gcc pkg-config libcmocka-dev memcached libmemcached-tools \
-	gnuplot-nox strace procps
+	gnuplot-nox strace procps python3 file
+[ $quick = 1 ] || need_packages cppcheck clang-tidy clang libclang-rt-14-dev valgrind \
+	xz-utils zstd libpython3.11-testsuite \
+	linux-source-6.12 make flex bison bc libelf-dev libssl-dev patch
 
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
-pass=0 fail=0
+start=$(date +%s)
 
-run_suite() { # BUILDDIR [meson setup args...]
-	dir=$1; shift
-	echo "=== $dir: meson setup $*"
-	if [ ! -d "$dir" ]; then meson setup "$dir" "$@" >/dev/null; fi
-	ninja -C "$dir"
-	set +e
-	meson test -C "$dir" --no-rebuild --print-errorlogs
-	set -e
-	# meson's own count, per build
-	grep -E '^(Ok|Fail|Unexpected Pass|Timeout):' "$dir/meson-logs/testlog.txt" | tail -4 |
-		sed "s|^|$dir |" >>"$results"
+# check NAME COMMAND...: run one check, record ok/FAIL and its duration.
+check() {
+	name=$1; shift
+	echo "=== $name: $*"
+	t0=$(date +%s)
+	if "$@"; then r=ok; else r=FAIL; fi
+	printf '%-4s %-11s %4d s\n' "$r" "$name" $(($(date +%s) - t0)) >>"$results"
 }
 
-run_suite build
-[ $quick = 1 ] || run_suite build-asan -Db_sanitize=address,undefined -Db_lundef=false
+# meson_suite BUILDDIR [meson test args] -- [meson setup args]
+meson_suite() {
+	dir=$1; shift
+	targs=""
+	while [ $# -gt 0 ] && [ "$1" != -- ]; do targs="$targs $1"; shift; done
+	[ $# -gt 0 ] && shift
+	[ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null || return 1
+	ninja -C "$dir" >/dev/null || return 1
+	# shellcheck disable=SC2086
+	meson test -C "$dir" --no-rebuild --print-errorlogs $targs >"$dir/run.log" 2>&1
+	rc=$?
+	grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$dir/run.log" || true
+	grep -E '^(Ok|Fail|Skipped|Timeout):' "$dir/run.log" | tr -s ' ' | tr '\n' ' '
+	echo
+	return $rc
+}
 
-echo "=== summary"
+check build meson_suite build
+if [ $quick = 0 ]; then
+	check build-asan meson_suite build-asan -- -Db_sanitize=address,undefined -Db_lundef=false
+	check slow meson_suite build --suite slow
+	check static sh tools/ci/static-analysis.sh
+	check tsan sh tools/ci/tsan.sh
+	check valgrind sh tools/ci/valgrind.sh
+	check fuzz sh fuzz/run.sh 60
+	# Debian's interpreter: its test package is libpython3.11-testsuite.
+	check real env PYTHON=/usr/bin/python3 sh tools/ci/real-programs.sh quick build/lib/libfdrange.so
+	check kernel bash kernel/ci-check.sh
+fi
+
+echo "=== summary ($(($(date +%s) - start)) s)"
 cat "$results"
-pass=$(awk '$2 == "Ok:" { s += $3 } END { print s + 0 }' "$results")
-fail=$(awk '$2 == "Fail:" || $2 == "Timeout:" || $2 == "Unexpected" { s += $NF } END { print s + 0 }' "$results")
+pass=$(grep -c '^ok' "$results" || true)
+fail=$(grep -c '^FAIL' "$results" || true)
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

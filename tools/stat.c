@@ -180,9 +180,14 @@ static void read_epolls(struct report *r)
 			const char *ip = strstr(line, " ino:");
 			struct fdinfo *t;
 			unsigned long ino;
+			char *end;
 			long tfd;
 
-			if (sscanf(line, "tfd: %ld", &tfd) != 1 || !ip)
+			if (strncmp(line, "tfd:", 4) != 0 || !ip)
+				continue;
+			errno = 0;
+			tfd = strtol(line + 4, &end, 10);
+			if (errno || end == line + 4 || tfd < 0)
 				continue;
 			ino = strtoul(ip + 5, NULL, 16);
 			t = find_fd(r, tfd);
@@ -246,7 +251,7 @@ static void read_block(struct report *r, char *why, size_t whylen)
 		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
 		return;
 	}
-	if (pread_all(fd, h, sizeof(*h), 0) || memcmp(h->magic, FDR_SHM_MAGIC, 8) ||
+	if (pread_all(fd, h, sizeof(*h), 0) || memcmp(h->magic, FDR_SHM_MAGIC, 8) != 0 ||
 	    h->version != FDR_SHM_VERSION || h->hdr_size != FDR_SHM_HDR_SIZE ||
 	    h->range_size != sizeof(struct fdr_range_stats) || h->nranges > FDR_MAX_SLOTS ||
 	    h->slots != h->nranges) {
@@ -329,7 +334,9 @@ static char letter(int g)
 {
 	static const char set[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
-	return g >= 0 && g < (int)sizeof(set) - 1 ? set[g] : '?';
+	if (g < 0 || g >= (int)sizeof(set) - 1)
+		return '?';
+	return set[g];
 }
 
 /* ANSI colour per group, so neighbouring letters differ at a glance. */
@@ -640,9 +647,9 @@ static void print_map(const struct report *r)
 		}
 		return;
 	}
-	for (long lo = 0; lo < max; lo += 8 * MAP_COLS) {
-		snprintf(label, sizeof(label), "fds %ld-%ld", lo, lo + 8 * MAP_COLS - 1);
-		map_row(r, label, lo, lo + 8 * MAP_COLS);
+	for (long lo = 0; lo < max; lo += 8L * MAP_COLS) {
+		snprintf(label, sizeof(label), "fds %ld-%ld", lo, lo + 8L * MAP_COLS - 1);
+		map_row(r, label, lo, lo + 8L * MAP_COLS);
 	}
 	if (!max)
 		printf("  (no open fds)\n");
@@ -684,7 +691,8 @@ int fdrange_stat_main(int argc, char **argv)
 			return 0;
 		} else if (!strncmp(a, "--color=", 8) || !strncmp(a, "--colour=", 9)) {
 			color = strchr(a, '=') + 1;
-			if (strcmp(color, "auto") && strcmp(color, "always") && strcmp(color, "never")) {
+			if (strcmp(color, "auto") != 0 && strcmp(color, "always") != 0 &&
+			    strcmp(color, "never") != 0) {
 				fprintf(stderr, "%s: --color: '%s' is not auto, always or never\n",
 					prog, color);
 				return 2;
@@ -727,6 +735,7 @@ int fdrange_stat_main(int argc, char **argv)
 	if (ret < 0) {
 		fprintf(stderr, "%s: cannot list the fds of pid %ld: %s%s\n", prog, r.pid,
 			strerror(-ret), ret == -EACCES ? " (run as the process's user or root)" : "");
+		free(r.fds);
 		return 1;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld/limits", r.pid);

@@ -110,6 +110,15 @@ for t in "$@"; do
 	placed "$py" -m test -q --timeout 300 -u subprocess --junit-xml "$work/placed.xml" "$t" >"$work/py.placed" 2>&1 || true
 	r1=$(outcomes "$work/plain.xml" 2>/dev/null || echo "no result")
 	r2=$(outcomes "$work/placed.xml" 2>/dev/null || echo "no result")
+	# A module that produced no result at all proves nothing: that is a
+	# failure of the harness (missing test package?), not a match.
+	if [ "$r1" = "no result" ]; then
+		echo "FAIL $py -m test $t: no result without the library; is its test package installed?"
+		tail -n 20 "$work/py.plain"
+		status=1
+		placed_count >/dev/null
+		continue
+	fi
 	compare "$py -m test $t" "$r1" "$r2" "$(placed_count)"
 	echo "     ($(($(date +%s) - t0)) s for both runs)"
 	if [ "$r1" != "$r2" ]; then
