@@ -554,3 +554,15 @@ int ab_main(int argc, char **argv, const struct ab_bench *b)
 		printf("%s: FAILED (see above)\n", b->name);
 	return failed;
 }
+
+/* Median [min, max] of the per-round differences x(sx) - y(sy). */
+struct ab_stat ab_diff(const char *x, unsigned sx, const char *y, unsigned sy)
+{
+	double a[AB_MAX_ROUNDS], b[AB_MAX_ROUNDS];
+	unsigned na = ab_values(x, sx, a), nb = ab_values(y, sy, b), n = na < nb ? na : nb;
+
+	for (unsigned i = 0; i < n; i++)
+		a[i] -= b[i];
+	return ab_stats_of(a, n);
+}
+

@@ -81,6 +81,9 @@ unsigned ab_values(const char *key, unsigned side, double out[AB_MAX_ROUNDS]);
 
 /* Median, min and max of @n values (sorted in place). */
 struct ab_stat ab_stats_of(double *v, unsigned n);
+/* Median [min, max] of the per-round differences key x on side sx minus key y
+ * on side sy (rounds paired in order; the shorter series decides). */
+struct ab_stat ab_diff(const char *x, unsigned sx, const char *y, unsigned sy);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t ab_now_ns(void);

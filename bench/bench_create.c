@@ -339,17 +339,6 @@ static int child(const struct ab_ctx *ctx)
 	return 0;
 }
 
-/* Median [min, max] of the per-round differences x(sx) - y(sy). */
-static struct ab_stat diff(const char *x, unsigned sx, const char *y, unsigned sy)
-{
-	double a[AB_MAX_ROUNDS], b[AB_MAX_ROUNDS];
-	unsigned na = ab_values(x, sx, a), nb = ab_values(y, sy, b), n = na < nb ? na : nb;
-
-	for (unsigned i = 0; i < n; i++)
-		a[i] -= b[i];
-	return ab_stats_of(a, n);
-}
-
 static void summary(const struct ab_ctx *ctx)
 {
 	(void)ctx;
@@ -368,11 +357,11 @@ static void summary(const struct ab_ctx *ctx)
 		for (int c = 0; c < C_NCALLS; c++) {
 			op_key(key, sizeof(key), 2 * (unsigned)c, t);
 			op_key(mk, sizeof(mk), 2 * (unsigned)c + 1, t);
-			ba = diff(key, 1, key, 0);
+			ba = ab_diff(key, 1, key, 0);
 			if (!ba.present)
 				continue;
-			kern = diff(mk, 0, key, 0);
-			lib = diff(key, 1, mk, 1);
+			kern = ab_diff(mk, 0, key, 0);
+			lib = ab_diff(key, 1, mk, 1);
 			snprintf(cell, sizeof(cell), "%.0f [%.0f .. %.0f]", ba.median, ba.min, ba.max);
 			printf("  %-12s %22s %8.0f %8.0f %8.0f\n", key, cell, kern.median, lib.median,
 			       fl.median);

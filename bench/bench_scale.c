@@ -173,17 +173,6 @@ out:
 	return 0;
 }
 
-/* Median [min, max] of the per-round differences x(sx) - y(sy). */
-static struct ab_stat diff(const char *x, unsigned sx, const char *y, unsigned sy)
-{
-	double a[AB_MAX_ROUNDS], b[AB_MAX_ROUNDS];
-	unsigned na = ab_values(x, sx, a), nb = ab_values(y, sy, b), n = na < nb ? na : nb;
-
-	for (unsigned i = 0; i < n; i++)
-		a[i] -= b[i];
-	return ab_stats_of(a, n);
-}
-
 static void summary(const struct ab_ctx *ctx)
 {
 	printf("added cost per fd as the range fills (ns; medians of per-round differences):\n"
@@ -197,11 +186,11 @@ static void summary(const struct ab_ctx *ctx)
 
 		snprintf(key, sizeof(key), "fill-%u%%-ns", fills[k]);
 		snprintf(mk, sizeof(mk), "fill-%u%%+move-ns", fills[k]);
-		ba = diff(key, 1, key, 0);
+		ba = ab_diff(key, 1, key, 0);
 		if (!ba.present)
 			continue;
-		kern = diff(mk, 0, key, 0);
-		lib = diff(key, 1, mk, 1);
+		kern = ab_diff(mk, 0, key, 0);
+		lib = ab_diff(key, 1, mk, 1);
 		snprintf(cell, sizeof(cell), "%.0f [%.0f .. %.0f]", ba.median, ba.min, ba.max);
 		printf("  %-12s %22s %8.0f %8.0f\n", key, cell, kern.median, lib.median);
 	}

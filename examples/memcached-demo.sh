@@ -91,7 +91,8 @@ demo() { # LABEL, then the command prefix
 	pids+=("$mpid")
 	sleep "$(awk -v s="$secs" 'BEGIN { print s / 2 }')"
 	echo "-- fdrange stat $pid   (mid-load, $secs s memcaslap -T 2 -c 32, 90% gets)"
-	"$fdrange" stat "$pid"
+	"$fdrange" stat "$pid" | tee "$tmp/stat.out"
+	grep '^summary:' "$tmp/stat.out" >>"$tmp/summaries"
 	wait "$mpid" || { cat "$tmp/load.log"; exit 1; }
 	echo "-- memcaslap: $(grep '^Run time' "$tmp/load.log")"
 	kill "$pid"
@@ -100,8 +101,19 @@ demo() { # LABEL, then the command prefix
 
 demo "memcached under libfdrange" "$fdrange" --slots 4 --accept roundrobin --
 demo "plain memcached (no library: /proc alone)" env -u LD_PRELOAD
+# The verdict comes from the two reports' summary lines, not from hope.
+field() { # LINE_NO KEY
+	sed -n "${1}p" "$tmp/summaries" | tr ' ' '\n' | sed -n "s/^$2=//p"
+}
 echo
-echo "Under libfdrange each worker's connections sit in a range of their own"
-echo "(purity 100%, no shared 8-fd lines); plain memcached's lowest-free numbering"
-echo "interleaves the workers' connections on shared lines ('#' in the map)."
+echo "under libfdrange: min purity $(field 1 min_purity)%, shared socket lines $(field 1 shared_socket_lines)," \
+	"fallbacks $(field 1 fallbacks)"
+echo "plain memcached:  shared socket lines $(field 2 shared_socket_lines) (lowest-free numbering interleaves the workers)"
+if [ "$(field 1 shared_socket_lines)" = 0 ] && [ "$(field 1 min_purity)" = 100.0 ]; then
+	echo "Each worker's connections sat in a range of their own."
+else
+	echo "Placement was NOT worker-local here; see the report above and docs/memcached.md."
+	status=1
+fi
 echo "Next: bench/ab-memcached --help for an A/B throughput comparison."
+exit "${status:-0}"

@@ -68,7 +68,7 @@ if [ $quick = 0 ]; then
 	check valgrind sh tools/ci/valgrind.sh
 	check fuzz sh fuzz/run.sh 60
 	# Debian's interpreter: its test package is libpython3.11-testsuite.
-	check real env PYTHON=/usr/bin/python3 sh tools/ci/real-programs.sh quick build/lib/libfdrange.so
+	check real env PYTHON=/usr/bin/python3 sh tools/ci/real-programs.sh quick "$PWD/build/lib/libfdrange.so"
 	check kernel bash kernel/ci-check.sh
 fi
 
@@ -76,5 +76,5 @@ echo "=== summary ($(($(date +%s) - start)) s)"
 cat "$results"
 pass=$(grep -c '^ok' "$results" || true)
 fail=$(grep -c '^FAIL' "$results" || true)
-echo "$pass passed, $fail failed"
+echo "$pass checks passed, $fail failed"
 [ "$fail" -eq 0 ]

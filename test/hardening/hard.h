@@ -35,13 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		exit(1); \
-	} } while (0)
+#include "../check.h"
 
 /* For children of fork() in a threaded process: no stdio, no malloc. */
 #define CHECK_RAW(cond, msg) do { \
@@ -51,17 +45,8 @@
 		_exit(1); \
 	} } while (0)
 
-static bool placed_mode;
-
 static int (*api_range)(int *lo, int *hi);
 static int (*api_range_of)(int fd);
-
-static inline long env_num(const char *name, long def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtol(v, NULL, 10) : def;
-}
 
 static void *watchdog(void *arg)
 {
@@ -81,15 +66,11 @@ static inline void hard_init(int argc, char **argv)
 	pthread_t t;
 	sigset_t all, old;
 
-	CHECK(argc >= 2 && (!strcmp(argv[1], "plain") || !strcmp(argv[1], "placed")),
-	      "usage: %s plain|placed [ARGS]", argv[0]);
-	placed_mode = !strcmp(argv[1], "placed");
+	test_mode(argc, argv);
 	api_range = (int (*)(int *, int *))dlsym(RTLD_DEFAULT, "fdrange_thread_range");
 	api_range_of = (int (*)(int))dlsym(RTLD_DEFAULT, "fdrange_range_of_fd");
-	/* A preload that silently failed would make every placement check
-	 * vacuous. */
-	CHECK(placed_mode == (api_range != NULL), "mode %s but libfdrange %s loaded",
-	      argv[1], placed_mode ? "is not" : "is");
+	CHECK(placed_mode == (api_range != NULL), "fdrange_thread_range %s exported",
+	      placed_mode ? "is not" : "is");
 	/* The watchdog must not take the test's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -97,20 +78,6 @@ static inline void hard_init(int argc, char **argv)
 			     (void *)(intptr_t)env_num("HARD_DEADLINE", 60)) == 0, "watchdog");
 	pthread_detach(t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-static inline int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d, "opendir: %s", strerror(errno));
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1;
 }
 
 /* Async-signal-safe count, for children of fork(): getdents64 directly. */
@@ -136,11 +103,6 @@ static inline int count_fds_raw(void)
 	}
 	syscall(SYS_close, fd);
 	return n - 1;
-}
-
-static inline bool fd_valid(int fd)
-{
-	return fcntl(fd, F_GETFD) >= 0;
 }
 
 static inline double now_s(void)

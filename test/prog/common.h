@@ -33,57 +33,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../check.h"
+
 int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
-
-#define CHECK(cond, ...) do { \
-	if (!(cond)) { \
-		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-		fprintf(stderr, __VA_ARGS__); \
-		fputc('\n', stderr); \
-		exit(1); \
-	} } while (0)
-
-static bool placed_mode;
-
-static inline void test_mode(int argc, char **argv)
-{
-	CHECK(argc >= 2 && (!strcmp(argv[1], "plain") || !strcmp(argv[1], "placed")),
-	      "usage: %s plain|placed", argv[0]);
-	placed_mode = !strcmp(argv[1], "placed");
-	/* The mode must match reality: a preload that silently failed to load
-	 * would otherwise turn every placement assertion into a no-op. */
-	CHECK(placed_mode == (dlsym(RTLD_DEFAULT, "fdrange_version") != NULL),
-	      "mode %s but libfdrange %s loaded", argv[1], placed_mode ? "is not" : "is");
-}
-
-static inline int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	CHECK(d, "opendir: %s", strerror(errno));
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n - 1; /* the directory's own fd */
-}
-
-static inline long env_num(const char *name, long def)
-{
-	const char *v = getenv(name);
-
-	return v ? strtol(v, NULL, 10) : def;
-}
-
-static inline bool fd_valid(int fd)
-{
-	return fcntl(fd, F_GETFD) >= 0;
-}
 
 /* The lowest free fd right now (what the kernel would hand out next). */
 static inline int lowest_free(void)

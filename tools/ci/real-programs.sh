@@ -19,6 +19,9 @@ mode=${1:-quick}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 lib=${2:-$root/build/lib/libfdrange.so}
 [ -f "$lib" ] || { echo "real-programs: $lib not built" >&2; exit 2; }
+# Absolute: the programs under test change directory (CPython's subprocess
+# tests do), and ld.so resolves a relative LD_PRELOAD entry from the cwd.
+lib=$(cd "$(dirname "$lib")" && pwd)/$(basename "$lib")
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 start=$(date +%s)

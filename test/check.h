@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What every test program checks with, whatever its suite: the CHECK macro,
+ * the plain/placed mode (a program runs once without and once with
+ * libfdrange preloaded), and the fd counting the no-leak checks use.
+ * test/prog/common.h and test/hardening/hard.h build on it.
+ */
+#ifndef TEST_CHECK_H
+#define TEST_CHECK_H
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+		exit(1); \
+	} } while (0)
+
+static bool placed_mode;
+
+/* argv[1] is "plain" or "placed", and must match whether the library is
+ * loaded: a preload that silently failed would otherwise turn every
+ * placement assertion into a no-op. */
+static inline void test_mode(int argc, char **argv)
+{
+	CHECK(argc >= 2 && (!strcmp(argv[1], "plain") || !strcmp(argv[1], "placed")),
+	      "usage: %s plain|placed [ARGS]", argv[0]);
+	placed_mode = !strcmp(argv[1], "placed");
+	CHECK(placed_mode == (dlsym(RTLD_DEFAULT, "fdrange_version") != NULL),
+	      "mode %s but libfdrange %s loaded", argv[1], placed_mode ? "is not" : "is");
+}
+
+/* A numeric test parameter from the environment; unset or empty: @def. */
+static inline long env_num(const char *name, long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtol(v, NULL, 10) : def;
+}
+
+/* Open fds of this process, not counting the directory stream's own. */
+static inline int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	CHECK(d, "opendir: %s", strerror(errno));
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;
+}
+
+static inline bool fd_valid(int fd)
+{
+	return fcntl(fd, F_GETFD) >= 0;
+}
+
+#endif
