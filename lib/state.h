@@ -12,7 +12,13 @@
 
 #define FDR_HIDDEN __attribute__((visibility("hidden")))
 #define FDR_EXPORT __attribute__((visibility("default")))
-#define FDR_CACHELINE 64
+/*
+ * What each thread writes gets this much to itself: two 64-byte lines,
+ * because x86's adjacent-line prefetcher fetches lines in 128-byte pairs
+ * (and some arm64 cores have 128-byte lines), so a counter one line away
+ * from another thread's still makes the pair bounce between cores.
+ */
+#define FDR_PAD 128
 
 enum fdr_phase { FDR_UNINIT, FDR_BUSY, FDR_READY };
 
@@ -25,7 +31,7 @@ enum fdr_reason {
 };
 
 /*
- * Counters of one range.  Each range has a cache line of its own: in the
+ * Counters of one range.  Each range has FDR_PAD bytes of its own: in the
  * thread policy only the range's own thread writes it, so the placement
  * path never writes a line another thread writes too.
  */
@@ -35,7 +41,7 @@ struct fdr_range_stats {
 	unsigned long kept;            /* not moved by rule: fds 0-2, policy */
 	unsigned long fallback[FDR_FB_NR];
 	unsigned long threads;         /* threads given this range */
-} __attribute__((aligned(FDR_CACHELINE)));
+} __attribute__((aligned(FDR_PAD)));
 
 struct fdr_state {
 	int phase;                 /* enum fdr_phase */
@@ -49,9 +55,9 @@ struct fdr_state {
 	unsigned long limit_changes;
 
 	/* written once per new thread */
-	unsigned next_thread __attribute__((aligned(FDR_CACHELINE)));
+	unsigned next_thread __attribute__((aligned(FDR_PAD)));
 	/* written on every accept under the roundrobin policy */
-	unsigned long rr_next __attribute__((aligned(FDR_CACHELINE)));
+	unsigned long rr_next __attribute__((aligned(FDR_PAD)));
 
 	struct fdr_range_stats range[FDR_MAX_SLOTS];
 };
