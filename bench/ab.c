@@ -556,7 +556,7 @@ int ab_main(int argc, char **argv, const struct ab_bench *b)
 }
 
 /* Median [min, max] of the per-round differences x(sx) - y(sy). */
-struct ab_stat ab_diff(const char *x, unsigned sx, const char *y, unsigned sy)
+static struct ab_stat diff(const char *x, unsigned sx, const char *y, unsigned sy)
 {
 	double a[AB_MAX_ROUNDS], b[AB_MAX_ROUNDS];
 	unsigned na = ab_values(x, sx, a), nb = ab_values(y, sy, b), n = na < nb ? na : nb;
@@ -566,3 +566,13 @@ struct ab_stat ab_diff(const char *x, unsigned sx, const char *y, unsigned sy)
 	return ab_stats_of(a, n);
 }
 
+struct ab_cost ab_cost_split(const char *x, const char *xm)
+{
+	struct ab_cost c = { .whole = diff(x, 1, x, 0) };
+
+	if (c.whole.present) {
+		c.kernel = diff(xm, 0, x, 0);
+		c.library = diff(x, 1, xm, 1);
+	}
+	return c;
+}

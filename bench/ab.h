@@ -81,9 +81,20 @@ unsigned ab_values(const char *key, unsigned side, double out[AB_MAX_ROUNDS]);
 
 /* Median, min and max of @n values (sorted in place). */
 struct ab_stat ab_stats_of(double *v, unsigned n);
-/* Median [min, max] of the per-round differences key x on side sx minus key y
- * on side sy (rounds paired in order; the shorter series decides). */
-struct ab_stat ab_diff(const char *x, unsigned sx, const char *y, unsigned sy);
+/*
+ * Where the cost side B adds to an operation goes, as medians [min, max] of
+ * per-round differences (rounds paired in order).  @x is the operation's
+ * key, @xm the key of the same operation followed by one move done by hand
+ * (F_DUPFD + close); side 0 is A, side 1 is B:
+ *   whole   = B(x) - A(x)     the library's whole cost (two processes);
+ *   kernel  = A(xm) - A(x)    the move's syscalls, without the library;
+ *   library = B(x) - B(xm)    the library's own code, same fd numbers.
+ * whole.present is false when @x was not measured.
+ */
+struct ab_cost {
+	struct ab_stat whole, kernel, library;
+};
+struct ab_cost ab_cost_split(const char *x, const char *xm);
 
 /* CLOCK_MONOTONIC in ns. */
 uint64_t ab_now_ns(void);

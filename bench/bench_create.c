@@ -350,21 +350,21 @@ static void summary(const struct ab_ctx *ctx)
 	printf("  %-12s %22s %8s %8s %8s\n", "", "B-A [min .. max]", "kernel", "library", "floor");
 	for (unsigned t = 1; t <= max_threads; t++) {
 		char fk[48], key[48], mk[48], cell[64];
-		struct ab_stat fl, ba, kern, lib;
+		struct ab_stat fl;
 
 		snprintf(fk, sizeof(fk), "floor/%ut", t);
 		fl = ab_stat(fk, 0);
 		for (int c = 0; c < C_NCALLS; c++) {
 			op_key(key, sizeof(key), 2 * (unsigned)c, t);
 			op_key(mk, sizeof(mk), 2 * (unsigned)c + 1, t);
-			ba = ab_diff(key, 1, key, 0);
-			if (!ba.present)
+			struct ab_cost cost = ab_cost_split(key, mk);
+
+			if (!cost.whole.present)
 				continue;
-			kern = ab_diff(mk, 0, key, 0);
-			lib = ab_diff(key, 1, mk, 1);
-			snprintf(cell, sizeof(cell), "%.0f [%.0f .. %.0f]", ba.median, ba.min, ba.max);
-			printf("  %-12s %22s %8.0f %8.0f %8.0f\n", key, cell, kern.median, lib.median,
-			       fl.median);
+			snprintf(cell, sizeof(cell), "%.0f [%.0f .. %.0f]", cost.whole.median,
+				 cost.whole.min, cost.whole.max);
+			printf("  %-12s %22s %8.0f %8.0f %8.0f\n", key, cell, cost.kernel.median,
+			       cost.library.median, fl.median);
 		}
 	}
 }

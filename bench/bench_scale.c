@@ -182,17 +182,17 @@ static void summary(const struct ab_ctx *ctx)
 	printf("  %-12s %22s %8s %8s\n", "", "B-A [min .. max]", "kernel", "library");
 	for (unsigned k = 0; k < sizeof(fills) / sizeof(fills[0]); k++) {
 		char key[48], mk[48], cell[64];
-		struct ab_stat ba, kern, lib;
+		struct ab_cost cost;
 
 		snprintf(key, sizeof(key), "fill-%u%%-ns", fills[k]);
 		snprintf(mk, sizeof(mk), "fill-%u%%+move-ns", fills[k]);
-		ba = ab_diff(key, 1, key, 0);
-		if (!ba.present)
+		cost = ab_cost_split(key, mk);
+		if (!cost.whole.present)
 			continue;
-		kern = ab_diff(mk, 0, key, 0);
-		lib = ab_diff(key, 1, mk, 1);
-		snprintf(cell, sizeof(cell), "%.0f [%.0f .. %.0f]", ba.median, ba.min, ba.max);
-		printf("  %-12s %22s %8.0f %8.0f\n", key, cell, kern.median, lib.median);
+		snprintf(cell, sizeof(cell), "%.0f [%.0f .. %.0f]", cost.whole.median,
+			 cost.whole.min, cost.whole.max);
+		printf("  %-12s %22s %8.0f %8.0f\n", key, cell, cost.kernel.median,
+		       cost.library.median);
 	}
 	if (ctx->ncpus < 4)
 		printf("with %ld CPUs, threads beyond %ld only take turns: the threads-T rows show "

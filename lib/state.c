@@ -120,10 +120,10 @@ void fdr_init(void)
 	fdr_st.nr_open = read_nr_open();
 	fdr_st.limit = read_limit();
 	fdr_st.width = fdr_geom_width(&fdr_st.cfg, fdr_st.limit, fdr_st.nr_open);
-	if (fdr_st.active)
+	if (fdr_st.active) {
 		pthread_atfork(NULL, NULL, atfork_child);
-	if (fdr_st.active)
 		fdr_pregrow();  /* before the program can start threads */
+	}
 	__atomic_store_n(&fdr_st.phase, FDR_READY, __ATOMIC_RELEASE);
 	errno = saved_errno;
 }
