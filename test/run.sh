@@ -29,16 +29,20 @@ need_packages meson ninja-build gcc pkg-config libcmocka-dev memcached libmemcac
 	xz-utils zstd libpython3.11-testsuite \
 	linux-source-6.12 make flex bison bc libelf-dev libssl-dev patch
 
-results=$(mktemp)
-trap 'rm -f "$results"' EXIT
+logs=$(mktemp -d)
+results=$logs/results
+trap 'rm -rf "$logs"' EXIT
 start=$(date +%s)
 
 # check NAME COMMAND...: run one check, record ok/FAIL and its duration.
+# Its output is kept too: the summary repeats the end of a failed check's
+# output, so that a CI log cut to its last lines still says what failed.
 check() {
 	name=$1; shift
 	echo "=== $name: $*"
 	t0=$(date +%s)
-	if "$@"; then r=ok; else r=FAIL; fi
+	{ rc=0; "$@" 2>&1 || rc=$?; echo $rc >"$logs/$name.rc"; } | tee "$logs/$name.log"
+	if [ "$(cat "$logs/$name.rc")" = 0 ]; then r=ok; else r=FAIL; fi
 	printf '%-4s %-11s %4d s\n' "$r" "$name" $(($(date +%s) - t0)) >>"$results"
 }
 
@@ -72,6 +76,10 @@ if [ $quick = 0 ]; then
 	check kernel bash kernel/ci-check.sh
 fi
 
+for f in $(grep '^FAIL' "$results" | awk '{print $2}'); do
+	echo "=== why $f failed (its last 25 lines)"
+	tail -n 25 "$logs/$f.log"
+done
 echo "=== summary ($(($(date +%s) - start)) s)"
 cat "$results"
 pass=$(grep -c '^ok' "$results" || true)

@@ -24,6 +24,9 @@ status=0
 meson test -C "$build" --suite integration --suite hardening --timeout-multiplier 2 \
 	--print-errorlogs >"$build/tsan-test.log" 2>&1 || status=$?
 grep -E '^(Ok|Fail|Timeout|Skipped):' "$build/tsan-test.log" || tail -n 30 "$build/tsan-test.log"
+# Which tests failed, and what they said, where a cut log still shows it.
+grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$build/tsan-test.log" || true
+grep -E 'check failed|watchdog|exit status|killed by signal' "$build/tsan-test.log" | head -n 20 || true
 if grep -q 'WARNING: ThreadSanitizer' "$build/meson-logs/testlog.txt"; then
 	grep -A12 'WARNING: ThreadSanitizer' "$build/meson-logs/testlog.txt" | head -n 80
 	status=1
