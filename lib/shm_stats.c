@@ -2,7 +2,10 @@
 /*
  * The live stats block (see shm_stats.h) and roundrobin realignment.
  *
- * Lifetime of /dev/shm/fdrange.PID:
+ * Lifetime of /dev/shm/fdrange.NS.PID (NS: the inode of the process's pid
+ * namespace, so that processes with the same pid in different namespaces
+ * sharing one /dev/shm, such as two containers of a pod, never touch each
+ * other's blocks; `fdrange stat` finds the name in /proc/PID/maps):
  *  - created by the constructor with raw syscalls (no malloc, no stdio),
  *    mapped MAP_SHARED and its fd closed again at once, so the program sees
  *    no extra fd;
@@ -11,9 +14,11 @@
  *  - removed by the destructor at exit();
  *  - a process killed by a signal, or one leaving through _exit() (a
  *    daemonizing parent), cannot remove it: every start of the library
- *    removes files of processes that no longer exist, and `fdrange stat`
+ *    removes files of processes of its own pid namespace that no longer
+ *    exist, and `fdrange stat`
  *    only trusts a block that /proc/PID/maps shows mapped by that process.
- * When /dev/shm is missing or full, the block is an anonymous private
+ * When /dev/shm is missing or full, or /proc cannot name the pid
+ * namespace, the block is an anonymous private
  * mapping instead: placement and realignment work the same, only
  * `fdrange stat` falls back to what /proc shows.
  *
@@ -47,6 +52,7 @@ static uint64_t nrecs;
 static uint32_t *lanes;
 static size_t blk_size;
 static long blk_pid;      /* pid whose file this is; 0: private mapping */
+static char blk_path[64]; /* its name, for the destructor */
 
 /* initial-exec: the general TLS model may call malloc on first access. */
 #define TLS __thread __attribute__((tls_model("initial-exec")))
@@ -54,13 +60,54 @@ static TLS uint32_t tls_tid;   /* cached gettid() */
 static TLS uint32_t tls_lane;  /* range this thread serves + 1; 0: none yet */
 static TLS uint32_t tls_pick;  /* last roundrobin pick: range + 1 | gen << 16 */
 
-static void shm_path(char *buf, size_t len, long pid)
+/*
+ * The inode number of this process's pid namespace, or 0 if /proc cannot
+ * say.  Read at each block creation, not once: a child forked after
+ * unshare(CLONE_NEWPID) is pid 1 of a new namespace.
+ */
+static unsigned long long pidns_ino(void)
+{
+	char buf[64];
+	unsigned long long v = 0;
+	long n = SYS_CALL(SYS_readlinkat, AT_FDCWD, "/proc/self/ns/pid", buf, sizeof(buf) - 1);
+	const char *p;
+
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	/* "pid:[4026531836]" */
+	for (p = buf; *p && *p != '['; p++)
+		;
+	if (!*p)
+		return 0;
+	for (p++; *p >= '0' && *p <= '9' && v < (1ull << 60); p++)
+		v = v * 10 + (unsigned long long)(*p - '0');
+	return *p == ']' ? v : 0;
+}
+
+static void shm_path(char *buf, size_t len, unsigned long long ns, long pid)
 {
 	struct strbuf sb;
 
 	sb_init(&sb, buf, len, -1);
 	sb_str(&sb, FDR_SHM_DIR "/" FDR_SHM_PREFIX);
+	sb_u64(&sb, ns);
+	sb_str(&sb, ".");
 	sb_u64(&sb, (unsigned long long)pid);
+}
+
+/* "NS.PID" with both numbers non-zero, else false. */
+static bool parse_name(const char *p, unsigned long long *ns, long *pid)
+{
+	*ns = 0;
+	*pid = 0;
+	for (; *p >= '0' && *p <= '9' && *ns < (1ull << 60); p++)
+		*ns = *ns * 10 + (unsigned long long)(*p - '0');
+	if (*p++ != '.')
+		return false;
+	for (; *p >= '0' && *p <= '9' && *pid < (1L << 31); p++)
+		*pid = *pid * 10 + (*p - '0');
+	return !*p && *ns && *pid > 0;
 }
 
 static void *sys_mmap(size_t len, int prot, int flags, int fd)
@@ -71,12 +118,18 @@ static void *sys_mmap(size_t len, int prot, int flags, int fd)
 	return r < 0 && r > -4096 ? NULL : (void *)r; // NOLINT(performance-no-int-to-ptr)
 }
 
-/* Remove fdrange.PID files of processes that are gone (killed, _exit). */
-static void sweep_stale(long self)
+/*
+ * Remove the files of processes of our pid namespace that are gone
+ * (killed, _exit).  Another namespace's pids mean nothing to kill() here:
+ * its files are left alone.
+ */
+static void sweep_stale(unsigned long long self_ns, long self)
 {
 	char buf[4096] __attribute__((aligned(8)));
 	long dfd;
 
+	if (!self_ns)
+		return;
 	dfd = sys_openat(AT_FDCWD, FDR_SHM_DIR, O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
 	if (dfd < 0)
 		return;
@@ -88,15 +141,13 @@ static void sweep_stale(long self)
 		for (long off = 0; off < n;) {
 			unsigned short reclen = *(unsigned short *)(buf + off + 16);
 			const char *name = buf + off + 19;
-			const char *p = name + sizeof(FDR_SHM_PREFIX) - 1;
-			long pid = 0;
+			unsigned long long ns;
+			long pid;
 
 			off += reclen;
-			if (__builtin_memcmp(name, FDR_SHM_PREFIX, sizeof(FDR_SHM_PREFIX) - 1) != 0 || !*p)
-				continue;
-			for (; *p >= '0' && *p <= '9' && pid < (1L << 31); p++)
-				pid = pid * 10 + (*p - '0');
-			if (*p || pid <= 0 || pid == self)
+			if (__builtin_memcmp(name, FDR_SHM_PREFIX, sizeof(FDR_SHM_PREFIX) - 1) != 0 ||
+			    !parse_name(name + sizeof(FDR_SHM_PREFIX) - 1, &ns, &pid) ||
+			    ns != self_ns || pid == self)
 				continue;
 			/* EPERM means it exists under another user: leave it. */
 			if (SYS_CALL(SYS_kill, (int)pid, 0) == -ESRCH)
@@ -107,17 +158,20 @@ static void sweep_stale(long self)
 }
 
 /* A fresh block for this process: a file in /dev/shm, else private memory. */
-static struct fdr_shm_hdr *create_block(size_t size, long *pid_out)
+static struct fdr_shm_hdr *create_block(size_t size, unsigned long long ns, long *pid_out)
 {
 	char path[64];
-	long pid = sys_getpid(), fd;
+	long pid = sys_getpid(), fd = -ENOENT;
 	void *p = NULL;
 
-	shm_path(path, sizeof(path), pid);
-	/* Ours by pid: left by a dead process with our pid, or by our own
-	 * image before exec. */
-	SYS_CALL(SYS_unlinkat, AT_FDCWD, path, 0);
-	fd = sys_openat(AT_FDCWD, path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	shm_path(path, sizeof(path), ns, pid);
+	/* Ours by namespace and pid: left by a dead process with our pid, or
+	 * by our own image before exec. */
+	if (ns) {
+		SYS_CALL(SYS_unlinkat, AT_FDCWD, path, 0);
+		fd = sys_openat(AT_FDCWD, path,
+				O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	}
 	if (fd >= 0) {
 		if (SYS_CALL(SYS_ftruncate, (int)fd, size) == 0)
 			p = sys_mmap(size, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd);
@@ -126,7 +180,9 @@ static struct fdr_shm_hdr *create_block(size_t size, long *pid_out)
 			SYS_CALL(SYS_unlinkat, AT_FDCWD, path, 0);
 	}
 	*pid_out = p ? pid : 0;
-	if (!p)
+	if (p)
+		__builtin_memcpy(blk_path, path, sizeof(blk_path));
+	else
 		p = sys_mmap(size, PROT_READ | PROT_WRITE,
 			     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1);
 	return p;
@@ -152,7 +208,7 @@ static void fill_geometry(struct fdr_shm_hdr *h)
  * over (start-up); otherwise start from zero but keep the threads count
  * (a forked child, whose report counts its own fds).
  */
-static void setup(bool keep_counts)
+static void setup(bool keep_counts, unsigned long long ns)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
 	size_t ranges_off = FDR_SHM_HDR_SIZE;
@@ -164,7 +220,7 @@ static void setup(bool keep_counts)
 	struct fdr_shm_hdr *h;
 	long pid;
 
-	h = create_block(size, &pid);
+	h = create_block(size, ns, &pid);
 	if (!h)
 		return;
 	/* The counters move into the block: a torn count at start-up is the
@@ -212,10 +268,13 @@ static void setup(bool keep_counts)
 
 void fdr_shm_init(void)
 {
+	unsigned long long ns;
+
 	if (blk || !fdr_ready())
 		return;
-	sweep_stale(sys_getpid());
-	setup(true);
+	ns = pidns_ino();
+	sweep_stale(ns, sys_getpid());
+	setup(true, ns);
 }
 
 __attribute__((constructor)) static void fdr_shm_constructor(void)
@@ -241,20 +300,17 @@ void fdr_shm_atfork_child(void)
 	for (unsigned r = 0; r < fdr_st.cfg.slots; r++)
 		fdr_st.range[r].threads =
 			((struct fdr_range_stats *)((char *)old + old->ranges_off))[r].threads;
-	setup(false);
+	setup(false, pidns_ino());
 	SYS_CALL(SYS_munmap, old, old_size);
 }
 
 __attribute__((destructor)) static void fdr_shm_destructor(void)
 {
-	char path[64];
-
 	/* Only the process the file is named after removes it: a forked child
 	 * that could not make its own never removes its parent's. */
 	if (!blk || !blk_pid || blk_pid != sys_getpid())
 		return;
-	shm_path(path, sizeof(path), blk_pid);
-	SYS_CALL(SYS_unlinkat, AT_FDCWD, path, 0);
+	SYS_CALL(SYS_unlinkat, AT_FDCWD, blk_path, 0);
 }
 
 void fdr_shm_geometry(void)

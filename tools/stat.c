@@ -6,8 +6,9 @@
  * Sources, all read-only:
  *  - /proc/PID/fd and fdinfo: the open fds, and for every epoll instance
  *    the fds it watches (its "tfd:" lines, with the watched file's inode);
- *  - /dev/shm/fdrange.PID, the library's stats block (lib/shm_stats.h),
- *    trusted only while /proc/PID/maps shows the process mapping it:
+ *  - /dev/shm/fdrange.NS.PID, the library's stats block (lib/shm_stats.h),
+ *    found by name in /proc/PID/maps, so trusted only while the process
+ *    maps it:
  *    settings, geometry, per-range counters, and per fd the thread that
  *    registered it with epoll_ctl(EPOLL_CTL_ADD).
  * Without the block (plain process, library disabled) the serving thread
@@ -57,6 +58,7 @@ struct report {
 	long pid;
 	char comm[64];
 	bool lib_mapped, have_blk;
+	char blk_path[64];    /* as the process names it, in its mount namespace */
 	struct fdr_shm_hdr hdr;
 	struct fdr_range_stats *ranges;
 	uint32_t *lanes;
@@ -201,8 +203,15 @@ static void read_epolls(struct report *r)
 	}
 }
 
-static bool maps_has(long pid, const char *needle, bool *lib)
+/*
+ * The stats block the process has mapped, found by name in its maps: the
+ * name carries its pid namespace and its pid there, which need not be the
+ * PID we were given (a process in a container, seen from the host).
+ * Also notes whether libfdrange itself is mapped.
+ */
+static bool find_block(long pid, char *out, size_t outlen, long *ns_pid, bool *lib)
 {
+	static const char needle[] = " " FDR_SHM_DIR "/" FDR_SHM_PREFIX;
 	char path[64], line[512];
 	bool found = false;
 	FILE *fp;
@@ -212,13 +221,30 @@ static bool maps_has(long pid, const char *needle, bool *lib)
 	if (!fp)
 		return false;
 	while (fgets(line, sizeof(line), fp)) {
-		char *p = strstr(line, needle);
+		char *p = strstr(line, needle), *end;
+		unsigned long long ns;
+		long n;
 
-		/* Exact name: fdrange.12 must not match fdrange.123. */
-		if (p && (p[strlen(needle)] == '\n' || p[strlen(needle)] == ' '))
-			found = true;
 		if (strstr(line, "/libfdrange.so"))
 			*lib = true;
+		if (!p || found)
+			continue;
+		p++;
+		/* Exactly NS.PID: a removed file shows as "... (deleted)". */
+		errno = 0;
+		end = p + sizeof(needle) - 2;
+		if (!isdigit((unsigned char)*end))
+			continue;
+		ns = strtoull(end, &end, 10);
+		if (errno || !ns || *end != '.' || !isdigit((unsigned char)end[1]))
+			continue;
+		n = strtol(end + 1, &end, 10);
+		if (errno || n <= 0 || *end != '\n' || (size_t)(end - p) >= outlen)
+			continue;
+		memcpy(out, p, (size_t)(end - p));
+		out[end - p] = 0;
+		*ns_pid = n;
+		found = true;
 	}
 	fclose(fp);
 	return found;
@@ -234,19 +260,23 @@ static int pread_all(int fd, void *buf, size_t len, off_t off)
 /* The stats block, if the process has it mapped and it is one we read. */
 static void read_block(struct report *r, char *why, size_t whylen)
 {
-	char path[64];
+	char *path = r->blk_path, root[128];
 	struct fdr_shm_hdr *h = &r->hdr;
+	long ns_pid = 0;
 	int fd;
 
-	snprintf(path, sizeof(path), FDR_SHM_DIR "/" FDR_SHM_PREFIX "%ld", r->pid);
-	if (!maps_has(r->pid, path, &r->lib_mapped)) {
+	if (!find_block(r->pid, path, sizeof(r->blk_path), &ns_pid, &r->lib_mapped)) {
 		snprintf(why, whylen, r->lib_mapped ?
 			 "libfdrange is loaded but keeps no stats block (FDRANGE_DISABLE, a bad "
-			 "FDRANGE_* value, secure-execution mode, or /dev/shm unavailable)" :
+			 "FDRANGE_* value, secure-execution mode, or /dev/shm or /proc unavailable)" :
 			 "libfdrange is not loaded in this process");
 		return;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* Through the process's own root: its /dev/shm may not be ours. */
+	snprintf(root, sizeof(root), "/proc/%ld/root%s", r->pid, path);
+	fd = open(root, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
 		return;
@@ -257,6 +287,12 @@ static void read_block(struct report *r, char *why, size_t whylen)
 	    h->slots != h->nranges) {
 		snprintf(why, whylen, "%s is not a version-%u stats block (a different libfdrange "
 			 "version?)", path, FDR_SHM_VERSION);
+		close(fd);
+		return;
+	}
+	if (h->pid != ns_pid) {
+		snprintf(why, whylen, "%s names pid %ld but holds pid %d's block", path, ns_pid,
+			 (int)h->pid);
 		close(fd);
 		return;
 	}
@@ -663,7 +699,7 @@ static void stat_usage(FILE *out)
 		"them: per range the fds placed, fallbacks, serving threads and purity (share\n"
 		"of a range's open fds served by its main thread), the 8-fd lines of the fd\n"
 		"table shared by fds of different threads, the settings and geometry, and a\n"
-		"map of the fd table.  Reads the library's stats block (/dev/shm/fdrange.PID)\n"
+		"map of the fd table.  Reads the library's stats block (/dev/shm/fdrange.NS.PID)\n"
 		"and /proc; works without the library too, from /proc alone, where fds are\n"
 		"grouped by the epoll instance that watches them.  The last line, starting\n"
 		"with 'summary:', is meant for scripts.\n"
@@ -753,8 +789,8 @@ int fdrange_stat_main(int argc, char **argv)
 	printf("pid %ld (%s): %zu open fds, RLIMIT_NOFILE %lu\n", r.pid, r.comm, r.nfds,
 	       r.soft_limit);
 	if (r.have_blk) {
-		printf("libfdrange %.16s, stats block v%u (/dev/shm/fdrange.%ld)%s\n",
-		       r.hdr.lib_version, r.hdr.version, r.pid,
+		printf("libfdrange %.16s, stats block v%u (%s)%s\n",
+		       r.hdr.lib_version, r.hdr.version, r.blk_path,
 		       r.hdr.flags & FDR_SHM_PRIVATE ? " (private)" : "");
 		print_library(&r, &min_purity, &placed, &fb);
 	} else {
