@@ -11,6 +11,12 @@
 #              open fd does not invalidate. Passes only if the guest tests
 #              catch it (or the kernel crashes on the stale file), i.e. it
 #              checks that the tests can see a wrong file at all.
+#   debug      (opt-in) the patched kernel with lockdep (PROVE_LOCKING, so
+#              also PROVE_RCU), KASAN and DEBUG_ATOMIC_SLEEP, cache on; the
+#              same tests, and any lockdep, RCU, KASAN or sleep-in-atomic
+#              report fails it.  It also fails unless lockdep is still
+#              armed at the end and KASAN said it was initialised, so a
+#              config that silently dropped them cannot pass.
 #
 # Environment:
 #   FDCACHE_WORK   work dir outside the repo    (/var/tmp/fdrange-kernel)
@@ -126,17 +132,22 @@ build() {
 	log "kernel $name: built in $(( $(date +%s) - t ))s"
 }
 
-want_patched=0 want_unpatched=0 want_mutant=0
+want_patched=0 want_unpatched=0 want_mutant=0 want_debug=0
 for boot in $BOOTS; do
 	case $boot in
 	on|off) want_patched=1 ;;
 	unpatched) want_unpatched=1 ;;
 	mutant) want_mutant=1 ;;
+	debug) want_debug=1 ;;
 	*) die "unknown boot '$boot'" ;;
 	esac
 done
 [ $want_patched = 1 ] && build patched "$WORK/patched" CONFIG_FDCACHE=y
 [ $want_unpatched = 1 ] && build unpatched "$WORK/pristine"
+# KASAN needs the full SLUB, which tinyconfig swaps for SLUB_TINY.
+[ $want_debug = 1 ] && build debug "$WORK/patched" CONFIG_FDCACHE=y \
+	CONFIG_PROVE_LOCKING=y CONFIG_PROVE_RCU=y CONFIG_DEBUG_ATOMIC_SLEEP=y \
+	"# CONFIG_SLUB_TINY is not set" CONFIG_KASAN=y CONFIG_KASAN_GENERIC=y CONFIG_STACKTRACE=y
 if [ $want_mutant = 1 ]; then
 	if [ "$(cat "$WORK/mutant.stamp" 2>/dev/null)" != "$patch_id" ]; then
 		log "making the mutant tree (dup2 does not invalidate)"
@@ -210,6 +221,10 @@ if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) 
 else
 	echo "FDTEST DMESG clean"
 fi
+# Only in the debug kernel: are its checkers still armed?  (lockdep turns
+# itself off after its first report.)
+[ -r /proc/lockdep_stats ] && echo "FDTEST LOCKDEP $(grep -o 'debug_locks: *[0-9]*' /proc/lockdep_stats | tr -s ' ')"
+dmesg | grep -q "KernelAddressSanitizer initialized" && echo "FDTEST KASAN on"
 echo "FDTEST END failures=$fails guest_seconds=$(( $(date +%s) - S ))"
 sync
 reboot -f
@@ -226,6 +241,7 @@ for boot in $BOOTS; do
 	off)       k=patched;   extra="fdcache=off"; expect=off ;;
 	unpatched) k=unpatched; extra="";            expect=none ;;
 	mutant)    k=mutant;    extra="";            expect=on ;;
+	debug)     k=debug;     extra="";            expect=on ;;
 	esac
 	out="$WORK/boot-$boot.log"
 	log "boot $boot: qemu -accel tcg -smp $SMP, kernel $k $extra (log $out)"
@@ -245,6 +261,12 @@ for boot in $BOOTS; do
 	tr -d '\r' < "$out" | grep -q "^FDTEST END failures=0 " || ok=0
 	tr -d '\r' < "$out" | grep -q "FAIL" && ok=0
 	tr -d '\r' < "$out" | grep -q "Kernel panic" && ok=0
+	if [ "$boot" = debug ]; then
+		tr -d '\r' < "$out" | grep -qx "FDTEST LOCKDEP debug_locks: 1" ||
+			{ log "boot debug: lockdep not armed at the end"; ok=0; }
+		tr -d '\r' < "$out" | grep -qx "FDTEST KASAN on" ||
+			{ log "boot debug: KASAN not initialised"; ok=0; }
+	fi
 	if [ "$boot" = mutant ]; then
 		# inverted: the deliberate bug must be noticed
 		if [ $ok = 0 ]; then
