@@ -58,6 +58,9 @@ meson_suite() {
 	meson test -C "$dir" --no-rebuild --print-errorlogs $targs >"$dir/run.log" 2>&1
 	rc=$?
 	grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$dir/run.log" || true
+	# What the failed tests printed (--print-errorlogs put it in run.log).
+	[ $rc = 0 ] || grep -E 'check failed|FAIL:|watchdog|==[0-9]+==|runtime error|Sanitizer' \
+		"$dir/run.log" | head -n 20
 	grep -E '^(Ok|Fail|Skipped|Timeout):' "$dir/run.log" | tr -s ' ' | tr '\n' ' '
 	echo
 	return $rc

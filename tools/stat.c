@@ -29,7 +29,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #define MAX_GROUPS 62
@@ -203,13 +206,44 @@ static void read_epolls(struct report *r)
 	}
 }
 
+/* Where the process's stats block is, from its maps line. */
+struct blk_loc {
+	long ns_pid;                 /* the pid in the name: the process's own view */
+	unsigned long dev_major, dev_minor;
+	unsigned long long ino;
+	bool old_name;               /* fdrange.PID: an older libfdrange's block */
+};
+
+/* "start-end perms offset MAJ:MIN INODE ...": the device and the inode. */
+static bool maps_dev_ino(const char *line, struct blk_loc *b)
+{
+	const char *p = line;
+	char *end;
+
+	for (int field = 0; field < 3; field++) {
+		p = strchr(p, ' ');
+		if (!p)
+			return false;
+		p++;
+	}
+	errno = 0;
+	b->dev_major = strtoul(p, &end, 16);
+	if (*end != ':')
+		return false;
+	b->dev_minor = strtoul(end + 1, &end, 16);
+	if (*end != ' ')
+		return false;
+	b->ino = strtoull(end + 1, &end, 10);
+	return !errno && *end == ' ' && b->ino;
+}
+
 /*
  * The stats block the process has mapped, found by name in its maps: the
  * name carries its pid namespace and its pid there, which need not be the
  * PID we were given (a process in a container, seen from the host).
  * Also notes whether libfdrange itself is mapped.
  */
-static bool find_block(long pid, char *out, size_t outlen, long *ns_pid, bool *lib)
+static bool find_block(long pid, char *out, size_t outlen, struct blk_loc *b, bool *lib)
 {
 	static const char needle[] = " " FDR_SHM_DIR "/" FDR_SHM_PREFIX;
 	char path[64], line[512];
@@ -236,18 +270,60 @@ static bool find_block(long pid, char *out, size_t outlen, long *ns_pid, bool *l
 		if (!isdigit((unsigned char)*end))
 			continue;
 		ns = strtoull(end, &end, 10);
+		if (!errno && *end == '\n')
+			b->old_name = true;
 		if (errno || !ns || *end != '.' || !isdigit((unsigned char)end[1]))
 			continue;
 		n = strtol(end + 1, &end, 10);
-		if (errno || n <= 0 || *end != '\n' || (size_t)(end - p) >= outlen)
+		if (errno || n <= 0 || *end != '\n' || (size_t)(end - p) >= outlen ||
+		    !maps_dev_ino(line, b))
 			continue;
 		memcpy(out, p, (size_t)(end - p));
 		out[end - p] = 0;
-		*ns_pid = n;
+		b->ns_pid = n;
 		found = true;
 	}
 	fclose(fp);
 	return found;
+}
+
+/*
+ * Open the file the process maps, through its own root (its /dev/shm may
+ * not be ours), following no link and opening nothing until it is known to
+ * be that very regular file: a process could put a FIFO or a device where
+ * its block was, and this often runs as root.  Returns an fd or -errno.
+ */
+static int open_mapped(long pid, const char *path, const struct blk_loc *b)
+{
+	struct open_how how = {
+		.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC,
+		.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS,
+	};
+	char buf[64];
+	struct stat st;
+	int dfd, pfd, fd, err;
+
+	snprintf(buf, sizeof(buf), "/proc/%ld/root", pid);
+	dfd = open(buf, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		return -errno;
+	pfd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+	if (pfd < 0 && errno == ENOSYS)  /* Linux < 5.6: the inode check below still holds */
+		pfd = openat(dfd, path + 1, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	err = errno;
+	close(dfd);
+	if (pfd < 0)
+		return -err;
+	if (fstat(pfd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_ino != b->ino ||
+	    major(st.st_dev) != b->dev_major || minor(st.st_dev) != b->dev_minor) {
+		close(pfd);
+		return -ESTALE;
+	}
+	snprintf(buf, sizeof(buf), "/proc/self/fd/%d", pfd);
+	fd = open(buf, O_RDONLY | O_CLOEXEC);
+	err = errno;
+	close(pfd);
+	return fd < 0 ? -err : fd;
 }
 
 static int pread_all(int fd, void *buf, size_t len, off_t off)
@@ -260,25 +336,24 @@ static int pread_all(int fd, void *buf, size_t len, off_t off)
 /* The stats block, if the process has it mapped and it is one we read. */
 static void read_block(struct report *r, char *why, size_t whylen)
 {
-	char *path = r->blk_path, root[128];
+	char *path = r->blk_path;
 	struct fdr_shm_hdr *h = &r->hdr;
-	long ns_pid = 0;
+	struct blk_loc b = { 0 };
 	int fd;
 
-	if (!find_block(r->pid, path, sizeof(r->blk_path), &ns_pid, &r->lib_mapped)) {
-		snprintf(why, whylen, r->lib_mapped ?
+	if (!find_block(r->pid, path, sizeof(r->blk_path), &b, &r->lib_mapped)) {
+		snprintf(why, whylen, b.old_name ?
+			 "its stats block has the name of an older libfdrange (fdrange.PID); this "
+			 "fdrange reads fdrange.NS.PID" : r->lib_mapped ?
 			 "libfdrange is loaded but keeps no stats block (FDRANGE_DISABLE, a bad "
 			 "FDRANGE_* value, secure-execution mode, or /dev/shm or /proc unavailable)" :
 			 "libfdrange is not loaded in this process");
 		return;
 	}
-	/* Through the process's own root: its /dev/shm may not be ours. */
-	snprintf(root, sizeof(root), "/proc/%ld/root%s", r->pid, path);
-	fd = open(root, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_mapped(r->pid, path, &b);
 	if (fd < 0) {
-		snprintf(why, whylen, "cannot open %s: %s", path, strerror(errno));
+		snprintf(why, whylen, "cannot open %s: %s", path,
+			 fd == -ESTALE ? "it is no longer the file the process maps" : strerror(-fd));
 		return;
 	}
 	if (pread_all(fd, h, sizeof(*h), 0) || memcmp(h->magic, FDR_SHM_MAGIC, 8) != 0 ||
@@ -290,8 +365,8 @@ static void read_block(struct report *r, char *why, size_t whylen)
 		close(fd);
 		return;
 	}
-	if (h->pid != ns_pid) {
-		snprintf(why, whylen, "%s names pid %ld but holds pid %d's block", path, ns_pid,
+	if (h->pid != b.ns_pid) {
+		snprintf(why, whylen, "%s names pid %ld but holds pid %d's block", path, b.ns_pid,
 			 (int)h->pid);
 		close(fd);
 		return;

@@ -36,20 +36,23 @@ wait_for() {
 }
 
 # start_cat: a preloaded cat that runs until fd 3, its fifo's writer, is
-# closed; sets pid and blk once its block exists.
+# closed; sets pid and blk once its block is mapped (created, sized and
+# filled: the mapping comes last).
 mkfifo "$tmp/in"
 start_cat() {
 	LD_PRELOAD=$preload cat <"$tmp/in" >/dev/null &
 	pid=$!
 	exec 3>"$tmp/in"
 	blk=/dev/shm/fdrange.$ns.$pid
-	wait_for test -e "$blk" || fail "$blk not created"
+	wait_for grep -q " $blk\$" "/proc/$pid/maps" || fail "$blk not mapped by $pid"
 }
 
 start_cat
 mode=$(stat -c %a "$blk")
 [ "$mode" = 600 ] || fail "$blk has mode $mode, expected 600"
-"$fdrange" stat --color=never "$pid" >"$tmp/stat" || { cat "$tmp/stat"; fail "fdrange stat $pid: exit $?"; }
+rc=0
+"$fdrange" stat --color=never "$pid" >"$tmp/stat" || rc=$?
+[ $rc = 0 ] || { cat "$tmp/stat"; fail "fdrange stat $pid: exit $rc"; }
 grep -q "^libfdrange .*stats block v1 ($blk)" "$tmp/stat" ||
 	{ cat "$tmp/stat"; fail "fdrange stat did not read $blk"; }
 echo "ok: $blk created, mode 600, read by fdrange stat"
