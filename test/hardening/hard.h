@@ -218,7 +218,7 @@ struct churn {
 	unsigned id;
 	volatile int *stop;
 	bool allow_emfile;      /* limit games: EMFILE/ENFILE are fine */
-	bool check_range;       /* placed mode: new fds in the own range */
+	bool check_range;       /* new fds in the own range (placed, no limit games) */
 	unsigned long ops, emfile;
 };
 
@@ -254,11 +254,19 @@ static void *churn_run(void *arg)
 	return NULL;
 }
 
-static inline void churn_start(struct churn *c, unsigned n, volatile int *stop)
+/*
+ * @limit_games: the program changes its own RLIMIT_NOFILE meanwhile, so
+ * creations may fail with EMFILE and the ranges move under the threads:
+ * only without it is every new fd checked against the thread's range
+ * (placed mode).
+ */
+static inline void churn_start(struct churn *c, unsigned n, volatile int *stop, bool limit_games)
 {
 	for (unsigned i = 0; i < n; i++) {
 		c[i].id = i;
 		c[i].stop = stop;
+		c[i].allow_emfile = limit_games;
+		c[i].check_range = placed_mode && !limit_games;
 		CHECK(pthread_create(&c[i].tid, NULL, churn_run, &c[i]) == 0, "pthread_create");
 	}
 }

@@ -60,9 +60,7 @@ int main(int argc, char **argv)
 	CHECK(getrlimit(RLIMIT_NOFILE, &orig) == 0, "getrlimit");
 	hard_max = orig.rlim_max;
 	CHECK(hard_max >= 4096, "hard limit %lu too low", (unsigned long)hard_max);
-	for (unsigned i = 0; i < NCHURN; i++)
-		c[i].allow_emfile = true;
-	churn_start(c, NCHURN, &stop);
+	churn_start(c, NCHURN, &stop, true);
 	for (uintptr_t i = 0; i < NFLAP; i++)
 		CHECK(pthread_create(&f[i], NULL, flap, (void *)i) == 0, "pthread_create");
 	t0 = now_s();

@@ -27,9 +27,7 @@ int main(int argc, char **argv)
 	tmp = mkstemp(path);
 	CHECK(tmp >= 0, "mkstemp: %s", strerror(errno));
 	close(tmp);
-	for (unsigned i = 0; i < NCHURN; i++)
-		c[i].check_range = placed_mode;
-	churn_start(c, NCHURN, &stop);
+	churn_start(c, NCHURN, &stop, false);
 	for (unsigned i = 0; i < rounds; i++) {
 		char want[32], got[64] = { 0 };
 		char *args[] = { "cat", NULL };

@@ -63,9 +63,7 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = SA_RESTART;
 	CHECK(sigaction(SIGUSR1, &sa, NULL) == 0, "sigaction");
-	for (unsigned i = 0; i < NCHURN; i++)
-		c[i].check_range = placed_mode;
-	churn_start(c, NCHURN, &stop);
+	churn_start(c, NCHURN, &stop, false);
 	t0 = now_s();
 	while (now_s() - t0 < seconds) {
 		struct timespec ts = { 0, 20000 };

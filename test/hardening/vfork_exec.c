@@ -21,9 +21,7 @@ int main(int argc, char **argv)
 
 	hard_init(argc, argv);
 	before = count_fds();
-	for (unsigned i = 0; i < NCHURN; i++)
-		c[i].check_range = placed_mode;
-	churn_start(c, NCHURN, &stop);
+	churn_start(c, NCHURN, &stop, false);
 	for (unsigned i = 0; i < rounds; i++) {
 		char want[32], got[64] = { 0 };
 		int p[2], st, len;
