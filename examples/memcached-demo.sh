@@ -20,20 +20,9 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
 # 1. Packages (Debian/Ubuntu), only if something is missing.
-need=()
-for p in meson:meson ninja:ninja-build gcc:gcc pkg-config:pkg-config memcached:memcached \
-	 memcaslap:libmemcached-tools memccapable:libmemcached-tools gnuplot:gnuplot-nox; do
-	command -v "${p%%:*}" >/dev/null || need+=("${p#*:}")
-done
-[ -e /usr/include/cmocka.h ] || need+=(libcmocka-dev)
-if [ ${#need[@]} -gt 0 ]; then
-	sudo=""
-	[ "$(id -u)" -eq 0 ] || sudo=sudo
-	echo "== installing: ${need[*]}"
-	$sudo apt-get update
-	$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y \
-		meson ninja-build gcc libcmocka-dev memcached libmemcached-tools gnuplot-nox pkg-config
-fi
+. tools/deps.sh
+[ "$(id -u)" -eq 0 ] || SUDO=sudo
+need_packages meson ninja-build gcc pkg-config libcmocka-dev memcached libmemcached-tools gnuplot-nox
 
 # 2. Build.
 echo "== building libfdrange"

@@ -19,19 +19,9 @@ T0=$(date +%s)
 log() { echo "[ci-check +$(( $(date +%s) - T0 ))s] $*"; }
 die() { log "FAIL: $*"; exit 1; }
 
-need=()
-[ -f "$TARBALL" ] || need+=(linux-source-6.12)
-for c in gcc:gcc make:make flex:flex bison:bison bc:bc xz:xz-utils patch:patch; do
-	command -v "${c%%:*}" >/dev/null || need+=("${c#*:}")
-done
-[ -f /usr/include/libelf.h ] || need+=(libelf-dev)
-if [ ${#need[@]} -gt 0 ]; then
-	log "installing ${need[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends "${need[@]}" >/dev/null ||
-		{ apt-get update >/dev/null && apt-get install -y --no-install-recommends "${need[@]}" >/dev/null; } ||
-		die "cannot install ${need[*]}"
-fi
+. "$HERE/../tools/deps.sh"
+need_packages linux-source-6.12 gcc make flex bison bc xz-utils patch libelf-dev ||
+	die "cannot install the kernel build packages"
 
 if [ -n "${FDCACHE_CI_DIR:-}" ]; then
 	D=$FDCACHE_CI_DIR

@@ -45,24 +45,17 @@ log() { echo "[test.sh +$(( $(date +%s) - T0 ))s] $*"; }
 die() { log "ERROR: $*"; exit 1; }
 
 # --- dependencies (Debian packages only) ---------------------------------
-need_pkgs=()
-[ -f "$TARBALL" ] || need_pkgs+=(linux-source-6.12)
-for c in gcc:gcc make:make flex:flex bison:bison bc:bc cpio:cpio xz:xz-utils \
-	 qemu-system-x86_64:qemu-system-x86 perl:perl; do
-	command -v "${c%%:*}" >/dev/null || need_pkgs+=("${c#*:}")
-done
-[ -x /bin/busybox ] && file_is_static=$(ldd /bin/busybox 2>&1 | grep -c "not a dynamic" || true) || file_is_static=0
-[ "$file_is_static" = 1 ] || need_pkgs+=(busybox-static)
-[ -f /usr/include/libelf.h ] || need_pkgs+=(libelf-dev)
-[ -f /usr/include/openssl/ssl.h ] || need_pkgs+=(libssl-dev)
-[ -f /usr/include/liburing.h ] || need_pkgs+=(liburing-dev)
-if [ ${#need_pkgs[@]} -gt 0 ]; then
-	[ "${FDCACHE_NO_INSTALL:-0}" = 1 ] && die "missing packages: ${need_pkgs[*]}"
-	log "installing ${need_pkgs[*]}"
-	export DEBIAN_FRONTEND=noninteractive
-	apt-get install -y --no-install-recommends "${need_pkgs[@]}" >/dev/null ||
-		{ apt-get update >/dev/null && apt-get install -y --no-install-recommends "${need_pkgs[@]}" >/dev/null; } ||
-		die "apt-get install ${need_pkgs[*]} failed"
+. "$HERE/../tools/deps.sh"
+# busybox-static: the initramfs needs a busybox that runs without libc.
+pkgs="linux-source-6.12 gcc make flex bison bc cpio xz-utils qemu-system-x86 perl busybox-static
+      libelf-dev libssl-dev liburing-dev"
+if [ "${FDCACHE_NO_INSTALL:-0}" = 1 ]; then
+	# shellcheck disable=SC2086
+	missing=$(missing_packages $pkgs)
+	[ -z "$missing" ] || die "missing packages:$missing"
+else
+	# shellcheck disable=SC2086
+	need_packages $pkgs || die "apt-get install failed"
 fi
 
 mkdir -p "$WORK"
