@@ -7,27 +7,9 @@
 # read of the FIFO.  Needs mount and pid namespaces: root, or user
 # namespaces (skipped, exit 77, where neither is allowed).
 # usage: stat_refuses_a_replaced_block.sh FDRANGE PRELOAD
-set -u
-fdrange=$1 preload=$2
-export ASAN_OPTIONS=detect_leaks=0
-tmp=$(mktemp -d)
-cleanup() {
-	exec 3>&- 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/blocks.sh"
 
-flags="--mount --propagation private --pid --fork --mount-proc"
-# shellcheck disable=SC2086
-if unshare $flags true 2>/dev/null; then
-	newns="unshare $flags"
-elif unshare --user --map-root-user $flags true 2>/dev/null; then
-	newns="unshare --user --map-root-user $flags"
-else
-	echo "SKIP: cannot create mount and pid namespaces here (unshare failed as this user)"
-	exit 77
-fi
+new_namespaces --mount --propagation private --pid --fork --mount-proc
 
 # In the new namespaces: a preloaded cat (pid 2) maps its block; then a
 # fresh tmpfs over /dev/shm, and a FIFO where the block was.
@@ -48,23 +30,14 @@ INNER
 $newns sh "$tmp/inner.sh" "$preload" "$tmp" &
 u=$!
 exec 3>"$tmp/in"
-i=0
-until [ -e "$tmp/ready" ]; do
-	i=$((i + 1))
-	[ $i -le 100 ] || fail "the namespaced process did not set up its FIFO"
-	sleep 0.1
-done
+wait_for test -e "$tmp/ready" || fail "the namespaced process did not set up its FIFO"
 sh_pid=$(pgrep -P "$u" | head -n 1)
 c=$(pgrep -P "$sh_pid" -x cat | head -n 1)
 [ -n "$c" ] || fail "cannot find the namespaced cat"
 blk=$(grep -o ' /dev/shm/fdrange\.[0-9]*\.2$' "/proc/$c/maps" | tr -d ' ')
 [ -n "$blk" ] || fail "the cat maps no block"
 
-rc=0
-timeout 20 "$fdrange" stat --color=never "$c" >"$tmp/stat" 2>&1 || rc=$?
-[ $rc = 0 ] || { cat "$tmp/stat"; fail "fdrange stat $c: exit $rc (124: it hung)"; }
-grep -q "^no stats block: cannot open $blk: it is no longer the file the process maps" "$tmp/stat" ||
-	{ cat "$tmp/stat"; fail "no clear message about the replaced block"; }
+stat_says "$c" "^no stats block: cannot open $blk: it is no longer the file the process maps"
 echo "ok: $blk replaced by a FIFO under a new /dev/shm: refused, no hang"
 exec 3>&-
 wait "$u"

@@ -7,54 +7,26 @@
 # (whose pids mean nothing here).  Not parallel: another test's preloaded
 # process would sweep the killed process's block before we look.
 # usage: stats_block_lifecycle.sh FDRANGE PRELOAD
-set -u
-fdrange=$1 preload=$2
-# The preloaded programs are coreutils' cat and /bin/true, behind the ASan
-# runtime in sanitizer builds: their own leaks are not ours to report.
-export ASAN_OPTIONS=detect_leaks=0
-tmp=$(mktemp -d)
-foreign=""
-cleanup() {
-	exec 3>&- 2>/dev/null
-	[ -n "$foreign" ] && rm -f "$foreign"
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/blocks.sh"
 
-ns=$(readlink /proc/self/ns/pid | tr -cd 0-9)
+ns=$(pidns)
 [ -n "$ns" ] || fail "cannot read /proc/self/ns/pid"
 
-# wait_for TEST...: up to 10 s, for a preloaded program to reach main.
-wait_for() {
-	i=0
-	until "$@"; do
-		i=$((i + 1))
-		[ $i -le 100 ] || return 1
-		sleep 0.1
-	done
-}
-
 # start_cat: a preloaded cat that runs until fd 3, its fifo's writer, is
-# closed; sets pid and blk once its block is mapped (created, sized and
-# filled: the mapping comes last).
+# closed; sets pid and blk once its block is mapped.
 mkfifo "$tmp/in"
 start_cat() {
 	LD_PRELOAD=$preload cat <"$tmp/in" >/dev/null &
 	pid=$!
 	exec 3>"$tmp/in"
 	blk=/dev/shm/fdrange.$ns.$pid
-	wait_for grep -q " $blk\$" "/proc/$pid/maps" || fail "$blk not mapped by $pid"
+	wait_for maps_block "$pid" "$blk" || fail "$blk not mapped by $pid"
 }
 
 start_cat
 mode=$(stat -c %a "$blk")
 [ "$mode" = 600 ] || fail "$blk has mode $mode, expected 600"
-rc=0
-"$fdrange" stat --color=never "$pid" >"$tmp/stat" || rc=$?
-[ $rc = 0 ] || { cat "$tmp/stat"; fail "fdrange stat $pid: exit $rc"; }
-grep -q "^libfdrange .*stats block v1 ($blk)" "$tmp/stat" ||
-	{ cat "$tmp/stat"; fail "fdrange stat did not read $blk"; }
+stat_says "$pid" "^libfdrange .*stats block v1 ($blk)"
 echo "ok: $blk created, mode 600, read by fdrange stat"
 
 # A normal exit removes it.
@@ -71,6 +43,7 @@ exec 3>&-
 [ -e "$blk" ] || fail "$blk gone before any sweep (test assumption broken)"
 # Another namespace's file with the same dead pid: not ours to judge.
 foreign=/dev/shm/fdrange.1.$pid
+remove_at_exit=$foreign
 : >"$foreign"
 env LD_PRELOAD="$preload" /bin/true || fail "preloaded /bin/true failed"
 [ ! -e "$blk" ] || fail "stale $blk of a dead process not removed at the next start"
