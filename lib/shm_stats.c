@@ -96,20 +96,6 @@ static void shm_path(char *buf, size_t len, unsigned long long ns, long pid)
 	sb_u64(&sb, (unsigned long long)pid);
 }
 
-/* "NS.PID" with both numbers non-zero, else false. */
-static bool parse_name(const char *p, unsigned long long *ns, long *pid)
-{
-	*ns = 0;
-	*pid = 0;
-	for (; *p >= '0' && *p <= '9' && *ns < (1ull << 60); p++)
-		*ns = *ns * 10 + (unsigned long long)(*p - '0');
-	if (*p++ != '.')
-		return false;
-	for (; *p >= '0' && *p <= '9' && *pid < (1L << 31); p++)
-		*pid = *pid * 10 + (*p - '0');
-	return !*p && *ns && *pid > 0;
-}
-
 static void *sys_mmap(size_t len, int prot, int flags, int fd)
 {
 	long r = SYS_CALL(SYS_mmap, NULL, len, prot, flags, fd, 0);
@@ -140,14 +126,14 @@ static void sweep_stale(unsigned long long self_ns, long self)
 			break;
 		for (long off = 0; off < n;) {
 			unsigned short reclen = *(unsigned short *)(buf + off + 16);
-			const char *name = buf + off + 19;
+			const char *name = buf + off + 19, *end;
 			unsigned long long ns;
 			long pid;
 
 			off += reclen;
 			if (__builtin_memcmp(name, FDR_SHM_PREFIX, sizeof(FDR_SHM_PREFIX) - 1) != 0 ||
-			    !parse_name(name + sizeof(FDR_SHM_PREFIX) - 1, &ns, &pid) ||
-			    ns != self_ns || pid == self)
+			    !(end = fdr_shm_parse_name(name + sizeof(FDR_SHM_PREFIX) - 1, &ns, &pid)) ||
+			    *end || ns != self_ns || pid == self)
 				continue;
 			/* EPERM means it exists under another user: leave it. */
 			if (SYS_CALL(SYS_kill, (int)pid, 0) == -ESRCH)

@@ -72,6 +72,31 @@ struct fdr_shm_hdr {
 
 _Static_assert(sizeof(struct fdr_shm_hdr) <= FDR_SHM_HDR_SIZE, "header too big");
 
+/*
+ * A block's name is FDR_SHM_PREFIX "NS.PID": the inode number of the
+ * process's pid namespace and its pid there, both decimal and non-zero.
+ * Parses the part after the prefix; returns the character after PID, or
+ * NULL.  Plain code, no libc: the library's constructor uses it too.
+ */
+static inline const char *fdr_shm_parse_name(const char *p, unsigned long long *ns, long *pid)
+{
+	*ns = 0;
+	*pid = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (*ns >= (1ull << 60))
+			return 0;
+		*ns = *ns * 10 + (unsigned long long)(*p - '0');
+	}
+	if (*p++ != '.')
+		return 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (*pid >= (1L << 31))
+			return 0;
+		*pid = *pid * 10 + (*p - '0');
+	}
+	return *ns && *pid > 0 ? p : 0;
+}
+
 #include "state.h"
 
 /* The library side; tools/stat.c uses only the layout above. */

@@ -255,7 +255,8 @@ static bool find_block(long pid, char *out, size_t outlen, struct blk_loc *b, bo
 	if (!fp)
 		return false;
 	while (fgets(line, sizeof(line), fp)) {
-		char *p = strstr(line, needle), *end;
+		char *p = strstr(line, needle);
+		const char *end;
 		unsigned long long ns;
 		long n;
 
@@ -265,18 +266,17 @@ static bool find_block(long pid, char *out, size_t outlen, struct blk_loc *b, bo
 			continue;
 		p++;
 		/* Exactly NS.PID: a removed file shows as "... (deleted)". */
-		errno = 0;
-		end = p + sizeof(needle) - 2;
-		if (!isdigit((unsigned char)*end))
+		end = fdr_shm_parse_name(p + sizeof(needle) - 2, &ns, &n);
+		if (!end) {
+			/* An older libfdrange named it by pid alone. */
+			const char *q = p + sizeof(needle) - 2;
+
+			while (isdigit((unsigned char)*q))
+				q++;
+			b->old_name |= q > p + sizeof(needle) - 2 && *q == '\n';
 			continue;
-		ns = strtoull(end, &end, 10);
-		if (!errno && *end == '\n')
-			b->old_name = true;
-		if (errno || !ns || *end != '.' || !isdigit((unsigned char)end[1]))
-			continue;
-		n = strtol(end + 1, &end, 10);
-		if (errno || n <= 0 || *end != '\n' || (size_t)(end - p) >= outlen ||
-		    !maps_dev_ino(line, b))
+		}
+		if (*end != '\n' || (size_t)(end - p) >= outlen || !maps_dev_ino(line, b))
 			continue;
 		memcpy(out, p, (size_t)(end - p));
 		out[end - p] = 0;
