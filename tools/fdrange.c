@@ -164,15 +164,15 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		unsigned width = fdr_geom_width(cfg, rl.rlim_cur, FDR_MAX_FD);
+		unsigned long cap = fdr_geom_cap(rl.rlim_cur, FDR_MAX_FD);
 
-		if (width)
-			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: %u ranges of %u fds, fds %u-%lu"
-				" (a program that changes its limit gets ranges for the new one)\n",
-				prog, (unsigned long long)rl.rlim_cur, cfg->slots, width, cfg->base,
-				fdr_geom_lo(cfg, width, cfg->slots) - 1);
+		if (cap > cfg->base)
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: 64-fd chunks from fd %u up to fd %lu, "
+				"%s (a program that changes its limit gets chunks below the new one)\n",
+				prog, (unsigned long long)rl.rlim_cur, cfg->base, cap - 1,
+				cfg->width ? "in fixed ranges" : "claimed by each thread as it needs them");
 		else
-			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no range fits; "
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no chunk fits; "
 				"fds stay where the kernel puts them until the limit is raised\n",
 				prog, (unsigned long long)rl.rlim_cur);
 	}
@@ -239,7 +239,7 @@ int main(int argc, char **argv)
 			}
 			val = argv[++i];
 		}
-		fdr_config_defaults(&scratch, 1);
+		fdr_config_defaults(&scratch);
 		if (fdr_option_parse(o, val, &scratch, msg, sizeof(msg)) < 0) {
 			fprintf(stderr, "%s: --%s: %s\n", prog, name, msg);
 			return EXIT_USAGE;
@@ -251,8 +251,7 @@ int main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	/* The environment as the library will read it, flags and inherited alike. */
-	if (fdr_config_load(&cfg, sysconf(_SC_NPROCESSORS_ONLN), lookup_env, NULL, msg,
-			    sizeof(msg)) < 0) {
+	if (fdr_config_load(&cfg, lookup_env, NULL, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, msg);
 		return EXIT_USAGE;
 	}
