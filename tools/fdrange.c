@@ -21,6 +21,9 @@
 #define EXIT_NOEXEC 126
 #define EXIT_NOTFOUND 127
 
+/* Where ld.so splits LD_PRELOAD (glibc's rtld: strsep(" :")). */
+#define PRELOAD_SEPARATORS " :"
+
 static const char *prog = "fdrange";
 
 static void usage(FILE *out)
@@ -136,7 +139,7 @@ static char *compose_preload(const char *lib, const char *old)
 	if (!out)
 		return NULL;
 	while (old && *old) {
-		size_t w = strcspn(old, ": ");
+		size_t w = strcspn(old, PRELOAD_SEPARATORS);
 
 		if (w && !is_libfdrange(old, w)) {
 			memcpy(out + n, old, w);
@@ -152,6 +155,24 @@ static char *compose_preload(const char *lib, const char *old)
 	return out;
 }
 
+/*
+ * fs.nr_open, the kernel's cap on any process's fd numbers, as the library
+ * reads it (FDR_MAX_FD, the kernel default, where /proc cannot say), so
+ * that -v shows the geometry the library will compute.
+ */
+static unsigned long read_nr_open(void)
+{
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fscanf(f, "%lu", &v) != 1)
+			v = 0;
+		fclose(f);
+	}
+	return v ? v : FDR_MAX_FD;
+}
+
 static void print_settings(const struct fdr_config *cfg, const char *lib)
 {
 	struct rlimit rl;
@@ -164,7 +185,7 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		unsigned width = fdr_geom_width(cfg, rl.rlim_cur, FDR_MAX_FD);
+		unsigned width = fdr_geom_width(cfg, rl.rlim_cur, read_nr_open());
 
 		if (width)
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: %u ranges of %u fds, fds %u-%lu"
@@ -184,7 +205,7 @@ int main(int argc, char **argv)
 	bool verbose = false;
 	char lib[PATH_MAX], msg[256];
 	char *preload;
-	int i;
+	int i, err;
 
 	/* A subcommand only as the very first word: after options or "--",
 	 * "stat" is the command to run. */
@@ -261,6 +282,12 @@ int main(int argc, char **argv)
 			prog, FDRANGE_LIBDIR);
 		return EXIT_NOEXEC;
 	}
+	if (lib[strcspn(lib, PRELOAD_SEPARATORS)]) {
+		fprintf(stderr, "%s: cannot preload %s: the dynamic loader splits LD_PRELOAD at "
+			"spaces and colons; install or build libfdrange under a path without them\n",
+			prog, lib);
+		return EXIT_NOEXEC;
+	}
 	preload = compose_preload(lib, getenv("LD_PRELOAD"));
 	if (!preload || setenv("LD_PRELOAD", preload, 1)) {
 		free(preload);
@@ -271,6 +298,8 @@ int main(int argc, char **argv)
 	if (verbose)
 		print_settings(&cfg, lib);
 	execvp(argv[i], argv + i);
-	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(errno));
-	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	/* Read errno before printing: fprintf to a closed stderr sets it. */
+	err = errno;
+	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(err));
+	return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }

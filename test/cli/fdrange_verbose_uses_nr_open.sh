@@ -1,0 +1,40 @@
+#!/bin/sh
+# `fdrange -v` shows the geometry the library will compute, which is
+# capped by fs.nr_open as well as by RLIMIT_NOFILE: -v used to assume the
+# kernel default (1048576) instead of reading /proc/sys/fs/nr_open.  In a
+# private mount namespace a file saying 2048 is bound over
+# /proc/sys/fs/nr_open (nothing outside sees it), the soft limit is 8192,
+# and with 2 slots from fd 64 both -v and the library's own report must say
+# ranges of 960 fds, 64-1983 ((2048 - 1 - 64) / 2 rounded down to 64).
+# Root only (mount namespace); exit 77 where that is impossible.
+# usage: fdrange_verbose_uses_nr_open.sh FDRANGE
+set -u
+exe=$1
+tmpd=$(mktemp -d)
+trap 'rm -rf "$tmpd"' EXIT
+echo 2048 >"$tmpd/nr_open"
+if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
+	echo "SKIP: needs root and unshare -m"; exit 77
+fi
+[ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 8192 ] ||
+	{ echo "SKIP: hard RLIMIT_NOFILE below 8192"; exit 77; }
+# shellcheck disable=SC2016
+unshare -m sh -c '
+	mount --make-rprivate / 2>/dev/null
+	mount --bind "$1/nr_open" /proc/sys/fs/nr_open || exit 77
+	ulimit -Sn 8192
+	exec "$2" -v --slots 2 --base 64 --stats stderr -- true' sh "$tmpd" "$exe" 2>"$tmpd/err"
+rc=$?
+[ $rc = 77 ] && { echo "SKIP: cannot bind-mount over /proc/sys/fs/nr_open"; exit 77; }
+cat "$tmpd/err"
+fail=0
+[ $rc = 0 ] || { echo "FAIL: exit $rc"; fail=1; }
+grep -q "^fdrange: with RLIMIT_NOFILE 8192 now: 2 ranges of 960 fds, fds 64-1983" "$tmpd/err" ||
+	{ echo "FAIL: -v does not show the nr_open-capped geometry (960 fds, 64-1983)"; fail=1; }
+# the library itself agrees (if its report still words it this way)
+if grep -q "range width" "$tmpd/err"; then
+	grep -q "range width 960, ranges cover fds 64-1983" "$tmpd/err" ||
+		{ echo "FAIL: the library's report disagrees"; fail=1; }
+fi
+[ $fail = 0 ] && echo "ok: -v and the library agree on fs.nr_open 2048"
+exit $fail
