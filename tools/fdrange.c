@@ -4,6 +4,7 @@
  * onload(1) and eatmydata(1).  Options are validated with the library's own
  * parser before anything starts, so a bad value never reaches a run.
  */
+#include "envcheck.h"
 #include "options.h"
 #include "geometry.h"
 #include "stat.h"
@@ -78,8 +79,9 @@ static void usage(FILE *out)
 		"  -h, --help         show this help and exit\n"
 		"  --version          show the version and exit\n"
 		"\n"
-		"Exit status: COMMAND's, or 2 for a bad option, 126 if COMMAND cannot be\n"
-		"executed, 127 if it is not found.\n");
+		"Exit status: COMMAND's, or 2 for a bad option or an unknown FDRANGE_*\n"
+		"variable in the environment, 126 if COMMAND cannot be executed, 127 if\n"
+		"it is not found.\n");
 }
 
 static const char *lookup_env(const char *name, void *arg)
@@ -269,6 +271,11 @@ int main(int argc, char **argv)
 	}
 	if (i >= argc) {
 		fprintf(stderr, "%s: no command given; see '%s --help'\n", prog, prog);
+		return EXIT_USAGE;
+	}
+	/* A misspelt variable would otherwise run with the default setting. */
+	if (fdr_env_check(environ, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
 		return EXIT_USAGE;
 	}
 	/* The environment as the library will read it, flags and inherited alike. */
