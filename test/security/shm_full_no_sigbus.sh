@@ -16,6 +16,8 @@ if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
 	echo "SKIP: needs root and unshare -m"; exit 77
 fi
 [ "$mode" = placed ] || preload=
+# sanitizer builds preload their runtime first: no leak checks
+export ASAN_OPTIONS=detect_leaks=0
 # Everything below happens in the new mount namespace; the machine's
 # /dev/shm is never touched.
 # shellcheck disable=SC2016
