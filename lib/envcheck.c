@@ -52,9 +52,11 @@ static bool has_prefix(const char *e)
 	return true;
 }
 
-static char lower(char c)
+static unsigned char lower(char c)
 {
-	return c >= 'A' && c <= 'Z' ? (char)(c - 'A' + 'a') : c;
+	unsigned char u = (unsigned char)c;
+
+	return u >= 'A' && u <= 'Z' ? (unsigned char)(u | 0x20) : u;
 }
 
 unsigned fdr_env_distance(const char *a, size_t na, const char *b, size_t nb)
@@ -112,7 +114,7 @@ static const char *closest(const char *name, size_t n)
 			best = env;
 		}
 	}
-	return best && best_d <= 2 && 2 * best_d < rest ? best : NULL;
+	return best && best_d <= 2 && 2 * (size_t)best_d < rest ? best : NULL;
 }
 
 /* @n bytes of @name: as they are if plain (letters, digits, '_'), else

@@ -164,12 +164,17 @@ static char *compose_preload(const char *lib, const char *old)
  */
 static unsigned long read_nr_open(void)
 {
+	char buf[32], *end;
 	unsigned long v = 0;
 	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
 	if (f) {
-		if (fscanf(f, "%lu", &v) != 1)
-			v = 0;
+		if (fgets(buf, sizeof(buf), f)) {
+			errno = 0;
+			v = strtoul(buf, &end, 10);
+			if (errno || end == buf || (*end && *end != '\n'))
+				v = 0;
+		}
 		fclose(f);
 	}
 	return v ? v : FDR_MAX_FD;
