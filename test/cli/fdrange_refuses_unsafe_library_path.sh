@@ -39,6 +39,7 @@ n=$((n + 1))
 mkdir -p "$tmpd/plain/tools" "$tmpd/plain/lib"
 cp "$exe" "$tmpd/plain/tools/fdrange"
 cp "$lib" "$tmpd/plain/lib/libfdrange.so"
+# shellcheck disable=SC2016  # expanded by the inner shell
 out=$("$tmpd/plain/tools/fdrange" -- sh -c 'echo "$LD_PRELOAD"' 2>&1)
 # (sanitizer builds set TEST_PRELOAD_FIRST to the runtime that must lead)
 if [ "$out" = "${TEST_PRELOAD_FIRST:+$TEST_PRELOAD_FIRST:}$tmpd/plain/lib/libfdrange.so" ]; then echo "ok: a path without them preloads: $out"

@@ -16,6 +16,7 @@ echo 2048 >"$tmpd/nr_open"
 if [ "$(id -u)" != 0 ] || ! unshare -m true 2>/dev/null; then
 	echo "SKIP: needs root and unshare -m"; exit 77
 fi
+# shellcheck disable=SC3045  # dash, bash and busybox sh all have ulimit -H
 [ "$(ulimit -Hn)" = unlimited ] || [ "$(ulimit -Hn)" -ge 8192 ] ||
 	{ echo "SKIP: hard RLIMIT_NOFILE below 8192"; exit 77; }
 # shellcheck disable=SC2016

@@ -34,6 +34,7 @@ for how in exit sigterm fork-exit fork-sigterm; do
 	want=0
 	[ "$how" = sigterm ] && want=143
 	[ "$rc" = 77 ] && { cat "$tmp/out"; exit 77; }
+	# shellcheck disable=SC2046  # a pid per word
 	files=$(left "$pid" $(cat "$tmp/out"))
 	if [ "$rc" = "$want" ] && [ -z "$files" ]; then
 		echo "ok: $how ($mode): exit $rc, nothing left in /dev/shm"
@@ -42,6 +43,7 @@ for how in exit sigterm fork-exit fork-sigterm; do
 		cat "$tmp/err"
 		fail=1
 		# ours to clean up: the test made them
+		# shellcheck disable=SC2086  # one /dev/shm path per word
 		[ -n "$files" ] && rm -f $files
 	fi
 done
@@ -69,6 +71,7 @@ if [ -n "$memcached" ]; then
 	else
 		echo "FAIL: memcached -u nobody, SIGTERM ($mode): exit $rc, left: $files"
 		fail=1
+		# shellcheck disable=SC2086  # one /dev/shm path per word
 		rm -f $files
 	fi
 	mcpid=

@@ -24,7 +24,8 @@ done
 export ASAN_OPTIONS=detect_leaks=0
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
-sshd_pid= made_run=
+sshd_pid='' made_run=''
+# shellcheck disable=SC2317  # called by the trap
 cleanup() {
 	[ -n "$sshd_pid" ] && kill -TERM "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
 	[ -n "$made_run" ] && rmdir /run/sshd 2>/dev/null

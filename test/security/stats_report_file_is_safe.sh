@@ -69,7 +69,9 @@ for v in 1 yes 64k true report stdout; do
 			bad "FDRANGE_STATS=$v: exit $rc, $lines lines on stderr, files in cwd: '${files}': $(cat "$tmp/err")"
 		fi
 	else
-		[ $rc = 0 ] && [ -z "$files" ] && [ ! -s "$tmp/err" ] || bad "FDRANGE_STATS=$v without the library"
+		if [ $rc != 0 ] || [ -n "$files" ] || [ -s "$tmp/err" ]; then
+			bad "FDRANGE_STATS=$v without the library: exit $rc, files '$files'"
+		fi
 	fi
 	rm -rf "$tmp/cwd" && mkdir "$tmp/cwd"
 done
