@@ -40,28 +40,87 @@ static void every_option_and_other_variables_pass(void **state)
 
 static void near_misses_suggest_the_option(void **state)
 {
-	static const struct { const char *entry, *want; } cases[] = {
-		{ "FDRANGE_SLOT=4", "unknown variable FDRANGE_SLOT; did you mean FDRANGE_SLOTS?" },
-		{ "FDRANGE_ACEPT=roundrobin",
+	/* Each case is skipped if the option it suggests is no longer in the
+	 * table (the option set may change; the check follows the table). */
+	static const struct { const char *entry, *opt, *want; } cases[] = {
+		{ "FDRANGE_SLOT=4", "FDRANGE_SLOTS",
+		  "unknown variable FDRANGE_SLOT; did you mean FDRANGE_SLOTS?" },
+		{ "FDRANGE_ACEPT=roundrobin", "FDRANGE_ACCEPT",
 		  "unknown variable FDRANGE_ACEPT; did you mean FDRANGE_ACCEPT?" },
-		{ "FDRANGE_WIDHT=64", "unknown variable FDRANGE_WIDHT; did you mean FDRANGE_WIDTH?" },
-		{ "FDRANGE_STAT=stderr", "unknown variable FDRANGE_STAT; did you mean FDRANGE_STATS?" },
-		{ "FDRANGE_slots=4", "unknown variable FDRANGE_slots; did you mean FDRANGE_SLOTS?" },
-		{ "FDRANGE_DISABLED=1",
+		{ "FDRANGE_WIDHT=64", "FDRANGE_WIDTH",
+		  "unknown variable FDRANGE_WIDHT; did you mean FDRANGE_WIDTH?" },
+		{ "FDRANGE_STAT=stderr", "FDRANGE_STATS",
+		  "unknown variable FDRANGE_STAT; did you mean FDRANGE_STATS?" },
+		{ "FDRANGE_slots=4", "FDRANGE_SLOTS",
+		  "unknown variable FDRANGE_slots; did you mean FDRANGE_SLOTS?" },
+		{ "FDRANGE_DISABLED=1", "FDRANGE_DISABLE",
 		  "unknown variable FDRANGE_DISABLED; did you mean FDRANGE_DISABLE?" },
-		{ "FDRANGE_PREGROWN=0",
+		{ "FDRANGE_PREGROWN=0", "FDRANGE_PREGROW",
 		  "unknown variable FDRANGE_PREGROWN; did you mean FDRANGE_PREGROW?" },
-		{ "FDRANGE_BASES=128", "unknown variable FDRANGE_BASES; did you mean FDRANGE_BASE?" },
-		{ "FDRANGE_OPNE=keep", "unknown variable FDRANGE_OPNE; did you mean FDRANGE_OPEN?" },
+		{ "FDRANGE_BASES=128", "FDRANGE_BASE",
+		  "unknown variable FDRANGE_BASES; did you mean FDRANGE_BASE?" },
+		{ "FDRANGE_OPNE=keep", "FDRANGE_OPEN",
+		  "unknown variable FDRANGE_OPNE; did you mean FDRANGE_OPEN?" },
 	};
 	char msg[256];
+	unsigned ran = 0;
 
 	(void)state;
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const char *env[] = { "PATH=/bin", cases[i].entry, NULL };
 
+		if (!fdr_option_by_env(cases[i].opt))
+			continue;
+		ran++;
 		assert_int_equal(check(env, msg, sizeof(msg)), -EINVAL);
 		assert_string_equal(msg, cases[i].want);
+	}
+	assert_true(ran >= 3);
+}
+
+/* Whatever the table holds: each option's name with its last letter
+ * dropped, or its last two swapped, suggests an option at least as close. */
+static void every_option_has_near_misses(void **state)
+{
+	char entry[FDR_ENV_NAME_MAX + 8], msg[256];
+	const char *env[] = { entry, NULL };
+
+	(void)state;
+	for (unsigned i = 0; i < fdr_noptions; i++) {
+		const char *name = fdr_options[i].env;
+		size_t n = strlen(name);
+
+		for (int how = 0; how < 2; how++) {
+			const char *got;
+			unsigned d_own, d_got;
+
+			memcpy(entry, name, n + 1);
+			if (how == 0) {
+				entry[n - 1] = 0;
+			} else {
+				entry[n - 2] = name[n - 1];
+				entry[n - 1] = name[n - 2];
+				if (entry[n - 1] == entry[n - 2])
+					continue;
+			}
+			assert_int_equal(check(env, msg, sizeof(msg)), -EINVAL);
+			got = strstr(msg, "; did you mean ");
+			assert_non_null(got);
+			got += strlen("; did you mean ");
+			{
+				char sugg[FDR_ENV_NAME_MAX + 8];
+				size_t len = strcspn(got, "?");
+
+				assert_true(len < sizeof(sugg));
+				memcpy(sugg, got, len);
+				sugg[len] = 0;
+				assert_non_null(fdr_option_by_env(sugg));
+			}
+			d_own = fdr_env_distance(entry + 8, strlen(entry) - 8, name + 8, n - 8);
+			d_got = fdr_env_distance(entry + 8, strlen(entry) - 8, got + 8,
+						 strcspn(got, "?") - 8);
+			assert_true(d_got <= d_own);
+		}
 	}
 }
 
@@ -153,6 +212,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_option_and_other_variables_pass),
 		cmocka_unit_test(near_misses_suggest_the_option),
+		cmocka_unit_test(every_option_has_near_misses),
 		cmocka_unit_test(far_names_list_every_known_one),
 		cmocka_unit_test(first_unknown_wins_and_value_is_not_shown),
 		cmocka_unit_test(odd_names_stay_on_one_bounded_line),
