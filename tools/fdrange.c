@@ -4,6 +4,7 @@
  * onload(1) and eatmydata(1).  Options are validated with the library's own
  * parser before anything starts, so a bad value never reaches a run.
  */
+#include "envcheck.h"
 #include "options.h"
 #include "geometry.h"
 #include "stat.h"
@@ -20,6 +21,9 @@
 #define EXIT_USAGE 2
 #define EXIT_NOEXEC 126
 #define EXIT_NOTFOUND 127
+
+/* Where ld.so splits LD_PRELOAD (glibc's rtld: strsep(" :")). */
+#define PRELOAD_SEPARATORS " :"
 
 static const char *prog = "fdrange";
 
@@ -75,8 +79,9 @@ static void usage(FILE *out)
 		"  -h, --help         show this help and exit\n"
 		"  --version          show the version and exit\n"
 		"\n"
-		"Exit status: COMMAND's, or 2 for a bad option, 126 if COMMAND cannot be\n"
-		"executed, 127 if it is not found.\n");
+		"Exit status: COMMAND's, or 2 for a bad option or an unknown FDRANGE_*\n"
+		"variable in the environment, 126 if COMMAND cannot be executed, 127 if\n"
+		"it is not found.\n");
 }
 
 static const char *lookup_env(const char *name, void *arg)
@@ -136,7 +141,7 @@ static char *compose_preload(const char *lib, const char *old)
 	if (!out)
 		return NULL;
 	while (old && *old) {
-		size_t w = strcspn(old, ": ");
+		size_t w = strcspn(old, PRELOAD_SEPARATORS);
 
 		if (w && !is_libfdrange(old, w)) {
 			memcpy(out + n, old, w);
@@ -152,6 +157,29 @@ static char *compose_preload(const char *lib, const char *old)
 	return out;
 }
 
+/*
+ * fs.nr_open, the kernel's cap on any process's fd numbers, as the library
+ * reads it (FDR_MAX_FD, the kernel default, where /proc cannot say), so
+ * that -v shows the geometry the library will compute.
+ */
+static unsigned long read_nr_open(void)
+{
+	char buf[32], *end;
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		if (fgets(buf, sizeof(buf), f)) {
+			errno = 0;
+			v = strtoul(buf, &end, 10);
+			if (errno || end == buf || (*end && *end != '\n'))
+				v = 0;
+		}
+		fclose(f);
+	}
+	return v ? v : FDR_MAX_FD;
+}
+
 static void print_settings(const struct fdr_config *cfg, const char *lib)
 {
 	struct rlimit rl;
@@ -164,7 +192,7 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		unsigned long cap = fdr_geom_cap(rl.rlim_cur, FDR_MAX_FD);
+		unsigned long cap = fdr_geom_cap(rl.rlim_cur, read_nr_open());
 
 		if (cap > cfg->base)
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: 64-fd chunks from fd %u up to fd %lu, "
@@ -184,7 +212,7 @@ int main(int argc, char **argv)
 	bool verbose = false;
 	char lib[PATH_MAX], msg[256];
 	char *preload;
-	int i;
+	int i, err;
 
 	/* A subcommand only as the very first word: after options or "--",
 	 * "stat" is the command to run. */
@@ -250,6 +278,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no command given; see '%s --help'\n", prog, prog);
 		return EXIT_USAGE;
 	}
+	/* A misspelt variable would otherwise run with the default setting. */
+	if (fdr_env_check(environ, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+		return EXIT_USAGE;
+	}
 	/* The environment as the library will read it, flags and inherited alike. */
 	if (fdr_config_load(&cfg, lookup_env, NULL, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, msg);
@@ -258,6 +291,12 @@ int main(int argc, char **argv)
 	if (find_library(lib, sizeof(lib)) < 0) {
 		fprintf(stderr, "%s: libfdrange.so not found (looked next to this program and in %s)\n",
 			prog, FDRANGE_LIBDIR);
+		return EXIT_NOEXEC;
+	}
+	if (lib[strcspn(lib, PRELOAD_SEPARATORS)]) {
+		fprintf(stderr, "%s: cannot preload %s: the dynamic loader splits LD_PRELOAD at "
+			"spaces and colons; install or build libfdrange under a path without them\n",
+			prog, lib);
 		return EXIT_NOEXEC;
 	}
 	preload = compose_preload(lib, getenv("LD_PRELOAD"));
@@ -270,6 +309,8 @@ int main(int argc, char **argv)
 	if (verbose)
 		print_settings(&cfg, lib);
 	execvp(argv[i], argv + i);
-	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(errno));
-	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	/* Read errno before printing: fprintf to a closed stderr sets it. */
+	err = errno;
+	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(err));
+	return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }
