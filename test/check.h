@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>

@@ -195,7 +195,7 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 		unsigned long cap = fdr_geom_cap(rl.rlim_cur, read_nr_open());
 
 		if (cap > cfg->base)
-			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: 64-fd chunks from fd %u up to fd %lu, "
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: chunks of 64 fds from fd %u up to fd %lu, "
 				"%s (a program that changes its limit gets chunks below the new one)\n",
 				prog, (unsigned long long)rl.rlim_cur, cfg->base, cap - 1,
 				cfg->width ? "in fixed ranges" : "claimed by each thread as it needs them");
