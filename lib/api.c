@@ -20,7 +20,7 @@ FDR_EXPORT int fdrange_active(void)
 FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 {
 	unsigned long cap, l, h;
-	unsigned o, c, first, end;
+	unsigned o, first, end;
 
 	if (!fdr_ready())
 		return -ENODEV;
@@ -38,7 +38,7 @@ FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 		h = fdr_chunk_lo(fdr_st.cfg.base, end);
 	} else {
 		/* The chunk the thread's next fd goes to first. */
-		c = __atomic_load_n(&fdr_owner(o)->hint, __ATOMIC_RELAXED);
+		unsigned c = __atomic_load_n(&fdr_owner(o)->hint, __ATOMIC_RELAXED);
 		c = c ? c - 1 : fdr_owner_next_chunk(o, 0);
 		if (c == FDR_NO_CHUNK)
 			c = __atomic_load_n(&fdr_st.claim_from, __ATOMIC_RELAXED);

@@ -79,8 +79,8 @@ static void fill_settings(struct fdr_blk_hdr *h)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
 
-	h->nsettings = fdr_noptions < FDR_SETTINGS_MAX ? fdr_noptions : FDR_SETTINGS_MAX;
-	for (unsigned i = 0; i < h->nsettings; i++) {
+	h->nsettings = fdr_noptions;
+	for (unsigned i = 0; i < fdr_noptions; i++) {
 		struct fdr_blk_setting *s = &h->settings[i];
 		struct strbuf sb;
 

@@ -251,7 +251,7 @@ static void check(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t ti
 			if (h->rot_owner[i] == srv)
 				p = i;
 	}
-	window = window << 1 | !hit;
+	window = (window << 1) | (hit ? 0u : 1u);
 	if (hit) {
 		fdr_count(&h->hits);
 		return;

@@ -6,6 +6,7 @@
  * never silently runs an A/B comparison with the wrong settings.
  */
 #include "options.h"
+#include "block.h"
 #include "strbuf.h"
 
 #include <errno.h>
@@ -60,6 +61,8 @@ const unsigned fdr_noptions = sizeof(fdr_options) / sizeof(fdr_options[0]);
 
 _Static_assert(sizeof(fdr_options) / sizeof(fdr_options[0]) <=
 	       sizeof(((struct fdr_config *)0)->source), "source[] too small");
+_Static_assert(sizeof(fdr_options) / sizeof(fdr_options[0]) <= FDR_SETTINGS_MAX,
+	       "more options than the stats block has settings for");
 
 void fdr_config_defaults(struct fdr_config *cfg)
 {
@@ -223,7 +226,7 @@ int fdr_option_parse(const struct fdr_option *opt, const char *value,
 			return fail(opt, value, "too long", msg, msglen);
 		/* FDRANGE_STATS=1 or =yes is a mistake, not a wish for a file
 		 * named 1 in whatever the current directory is. */
-		if (strcmp(value, "stderr") && strcmp(value, "none") && !strchr(value, '/'))
+		if (strcmp(value, "stderr") != 0 && strcmp(value, "none") != 0 && !strchr(value, '/'))
 			return fail(opt, value, "not stderr, none or a path", msg, msglen);
 		/* "none" is what --help and the report show for no report, so it
 		 * must read back as that, not as a file named none (./none is). */

@@ -29,6 +29,8 @@ static TLS uint32_t tls_tid;
 
 static pthread_key_t exit_key;
 static bool have_exit_key;
+/* The key's value names the owner: &exit_cookie[o], never NULL. */
+static char exit_cookie[FDR_MAX_OWNERS];
 /* Owner records threads start at: after the lanes under roundrobin. */
 static unsigned first_thread_owner = FDR_OWN_FIRST;
 
@@ -156,7 +158,7 @@ static void release(unsigned o)
 
 static void thread_exit(void *arg)
 {
-	unsigned o = (unsigned)(uintptr_t)arg - 1;
+	unsigned o = (unsigned)((const char *)arg - exit_cookie);
 
 	if (o >= FDR_MAX_OWNERS || !fdr_st.hdr)
 		return;
@@ -205,7 +207,7 @@ unsigned fdr_owner_self(void)
 	/* For keys below 32, glibc stores the value in the thread itself: no
 	 * malloc here. */
 	if (have_exit_key)
-		pthread_setspecific(exit_key, (void *)(uintptr_t)(o + 1));
+		pthread_setspecific(exit_key, &exit_cookie[o]);
 	tls_owner = o + 2;
 	return o;
 }
@@ -230,6 +232,12 @@ void fdr_owners_init(void)
 	/* Threads need no record until they make or register an fd, and a
 	 * failed key only means chunks are not given back at thread exit. */
 	have_exit_key = pthread_key_create(&exit_key, thread_exit) == 0;
+	/* glibc keeps keys below 32 in the thread itself; a higher one may
+	 * make pthread_setspecific allocate, which a wrapper must not. */
+	if (have_exit_key && (unsigned long)exit_key >= 32) {
+		pthread_key_delete(exit_key);
+		have_exit_key = false;
+	}
 }
 
 void fdr_owners_atfork_child(void)

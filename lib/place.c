@@ -56,7 +56,7 @@ static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigne
 			if (c == FDR_NO_CHUNK)
 				return -ENOSPC;
 		}
-		lo = fdr_chunk_lo(base, c) + 8 * (line % 8);
+		lo = fdr_chunk_lo(base, c) + 8UL * (line % 8);
 		if (lo >= cap)
 			return -ENOSPC;
 		nfd = sys_dupfd(fd, (unsigned)lo, cloexec);

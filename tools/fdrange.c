@@ -164,11 +164,12 @@ static char *compose_preload(const char *lib, const char *old)
  */
 static unsigned long read_nr_open(void)
 {
-	char buf[32], *end;
 	unsigned long v = 0;
 	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
 
 	if (f) {
+		char buf[32], *end;
+
 		if (fgets(buf, sizeof(buf), f)) {
 			errno = 0;
 			v = strtoul(buf, &end, 10);
