@@ -36,8 +36,7 @@ struct worker {
 
 static struct worker workers[NWORKERS];
 static enum mode mode;
-static int listener, served_by[1 << 16];
-static long seq_of_fd[1 << 16];
+static int listener;
 static const int order[NWORKERS] = { 2, 0, 3, 1 };
 static int (*range_of_fd)(int);
 static pthread_barrier_t ready;
@@ -54,9 +53,9 @@ static void serve(struct worker *w, int fd, long seq)
 	CHECK(seq < 0 || atoi(buf + 4) == seq, "fd %d: connection %d, expected %ld", fd,
 	      atoi(buf + 4), seq);
 	CHECK(epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL) == 0, "epoll_ctl DEL");
-	served_by[fd] = w->idx;
 	w->conn_seq[w->nconns] = seq;
-	w->conns[w->nconns++] = fd;
+	w->conns[w->nconns] = fd;
+	__atomic_store_n(&w->nconns, w->nconns + 1, __ATOMIC_RELEASE);
 }
 
 static void *worker_main(void *arg)
@@ -67,7 +66,7 @@ static void *worker_main(void *arg)
 	CHECK(w->epfd >= 0, "epoll_create1");
 	pthread_barrier_wait(&ready);
 	for (;;) {
-		int fd;
+		int fd, msg[2];
 
 		if (mode == LOCAL) {
 			fd = accept(listener, NULL, NULL);
@@ -77,10 +76,12 @@ static void *worker_main(void *arg)
 			serve(w, fd, -1);
 			continue;
 		}
-		CHECK(read(w->queue[0], &fd, sizeof(fd)) == sizeof(fd), "queue");
+		/* The fd and the connection's number travel together. */
+		CHECK(read(w->queue[0], msg, sizeof(msg)) == sizeof(msg), "queue");
+		fd = msg[0];
 		if (fd < 0)
 			break;
-		serve(w, fd, seq_of_fd[fd]);
+		serve(w, fd, msg[1]);
 	}
 	return NULL;
 }
@@ -150,10 +151,11 @@ int main(int argc, char **argv)
 				refused++;
 				continue;
 			}
+			int msg[2] = { fd, (int)k };
+
 			w = mode == RANDOM ? (int)(rand_r(&seed) % NWORKERS) : order[dealt % NWORKERS];
-			seq_of_fd[fd] = k;
 			dealt++;
-			CHECK(write(workers[w].queue[1], &fd, sizeof(fd)) == sizeof(fd), "deal");
+			CHECK(write(workers[w].queue[1], msg, sizeof(msg)) == sizeof(msg), "deal");
 		}
 	}
 	/* Every connection served, the workers still alive: a thread's chunks
@@ -217,9 +219,9 @@ int main(int argc, char **argv)
 			shutdown(listener, SHUT_RDWR);
 		} else {
 			for (int i = 0; i < NWORKERS; i++) {
-				int stop = -1;
+				int stop[2] = { -1, -1 };
 
-				CHECK(write(workers[i].queue[1], &stop, sizeof(stop)) == sizeof(stop), "stop");
+				CHECK(write(workers[i].queue[1], stop, sizeof(stop)) == sizeof(stop), "stop");
 			}
 		}
 		for (int i = 0; i < NWORKERS; i++)
