@@ -91,6 +91,10 @@ launch() {
 listening() {
 	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) f = 1 } END { exit !f }' /proc/net/tcp
 }
+# listeners PORT: how many sockets listen on 127.0.0.1:PORT.
+listeners() {
+	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) n++ } END { print n + 0 }' /proc/net/tcp
+}
 # wait_listen PORT PID SECS WHAT: fail if PID dies or PORT does not listen in time.
 wait_listen() {
 	local port=$1 pid=$2 secs=$3 what=$4 rc
@@ -151,9 +155,23 @@ descendant_by_comm() {
 	return 1
 }
 
+# loopback_only PID: every TCP and UDP socket of PID is bound and connected
+# to loopback or the wildcard address only (all traffic stays on 127.0.0.1).
+loopback_only() {
+	local inodes
+	inodes=" $(for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null |
+		sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ') "
+	awk -v ino="$inodes" '
+		function ok(a) { sub(/:.*/, "", a); return a ~ /^(0100007F|00000000|00000000000000000000000001000000|00000000000000000000000000000000|0000000000000000FFFF00000100007F)$/ }
+		FNR > 1 && index(ino, " " $10 " ") && !(ok($2) && ok($3)) { print FILENAME ": " $0; bad = 1 }
+		END { exit bad }' /proc/"$1"/net/tcp /proc/"$1"/net/udp /proc/"$1"/net/tcp6 /proc/"$1"/net/udp6 ||
+		fail "process $1 has a socket off loopback (above)"
+}
+
 # take_stat PID FILE: fdrange stat while the load runs, plus the /proc
-# cross-check (procfds.py) on the same process.
+# cross-check (procfds.py) on the same process, and the loopback check.
 take_stat() {
+	loopback_only "$1"
 	"$FDRANGE" stat --no-map --color=never "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "fdrange stat $1 failed"; }
 	python3 "$HERE/procfds.py" "$1" >>"$2" 2>&1 || true
 }
