@@ -55,10 +55,10 @@ need() {
 
 free_port() {
 	local used p
-	used=" $(awk 'NR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | tr '\n' ' ') "
+	used=" $({ ss -Htan; ss -Huan; } | awk '{ n = split($4, a, ":"); print a[n] }' | tr '\n' ' ') "
 	for _ in $(seq 200); do
 		p=$((20000 + RANDOM % 30000))
-		case $used in *" $(printf '%04X' "$p") "*) continue ;; esac
+		case $used in *" $p "*) continue ;; esac
 		echo "$p"
 		return 0
 	done
@@ -87,14 +87,13 @@ launch() {
 	GROUPS_STARTED="$GROUPS_STARTED $PID"
 }
 
-# listening PORT: true if something listens on 127.0.0.1:PORT.
-listening() {
-	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) f = 1 } END { exit !f }' /proc/net/tcp
-}
+# The socket tables are read through ss (netlink, filtered in the kernel),
+# not /proc/net/tcp: under connection churn from other processes a read of
+# /proc/net/tcp resumes page by page and can skip entries.
+# listening PORT: true if something listens on PORT.
+listening() { [ "$(listeners "$1")" -gt 0 ]; }
 # listeners PORT: how many sockets listen on 127.0.0.1:PORT.
-listeners() {
-	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) n++ } END { print n + 0 }' /proc/net/tcp
-}
+listeners() { ss -Hltn "( sport = :$1 )" | wc -l; }
 # wait_listen PORT PID SECS WHAT: fail if PID dies or PORT does not listen in time.
 wait_listen() {
 	local port=$1 pid=$2 secs=$3 what=$4 rc
@@ -120,10 +119,8 @@ alive() {
 	fail "$2 died during the load (exit $rc)"
 }
 
-# established PORT: connections accepted on 127.0.0.1:PORT (server side).
-established() {
-	awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "01" { split($2, a, ":"); if (a[2] == p) n++ } END { print n + 0 }' /proc/net/tcp
-}
+# established PORT: connections accepted on PORT (server side).
+established() { ss -Htn state established "( sport = :$1 )" | wc -l; }
 # wait_conns PORT N SECS: wait until N connections are up; fail after SECS.
 wait_conns() {
 	for _ in $(seq $(($3 * 20))); do
@@ -133,18 +130,6 @@ wait_conns() {
 	fail "only $(established "$1") of $2 connections up on port $1 after $3 s"
 }
 
-# pid_of_listener PORT: the pid whose fd table holds the socket listening on
-# 127.0.0.1:PORT (the lowest, if several share it).
-pid_of_listener() {
-	local inode f p
-	inode=$(awk -v p="$(printf '%04X' "$1")" 'NR > 1 && $4 == "0A" { split($2, a, ":"); if (a[2] == p) { print $10; exit } }' /proc/net/tcp)
-	[ -n "$inode" ] || return 1
-	for f in /proc/[0-9]*/fd/*; do
-		[ "$(readlink "$f" 2>/dev/null)" = "socket:[$inode]" ] || continue
-		p=${f#/proc/}; echo "${p%%/*}"; return 0
-	done 2>/dev/null
-	return 1
-}
 # descendant_by_comm PID COMM: a descendant of PID (or PID) whose comm is COMM.
 descendant_by_comm() {
 	local p=$1 c
@@ -161,11 +146,14 @@ loopback_only() {
 	local inodes
 	inodes=" $(for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null |
 		sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ') "
-	awk -v ino="$inodes" '
-		function ok(a) { sub(/:.*/, "", a); return a ~ /^(0100007F|00000000|00000000000000000000000001000000|00000000000000000000000000000000|0000000000000000FFFF00000100007F)$/ }
-		FNR > 1 && index(ino, " " $10 " ") && !(ok($2) && ok($3)) { print FILENAME ": " $0; bad = 1 }
-		END { exit bad }' /proc/"$1"/net/tcp /proc/"$1"/net/udp /proc/"$1"/net/tcp6 /proc/"$1"/net/udp6 ||
-		fail "process $1 has a socket off loopback (above)"
+	{ ss -Htane; ss -Huane; } | awk -v ino="$inodes" '
+		function ok(a) {
+			sub(/:[^:]*$/, "", a); sub(/%.*/, "", a)
+			return a ~ /^(127\.[0-9.]+|0\.0\.0\.0|\*|\[::1\]|\[::\]|\[::ffff:127\.[0-9.]+\])$/
+		}
+		{ i = ""; for (k = 1; k <= NF; k++) if ($k ~ /^ino:/) i = substr($k, 5) }
+		i != "" && index(ino, " " i " ") && !(ok($4) && ok($5)) { print "off loopback: " $0; bad = 1 }
+		END { exit bad }' || fail "process $1 has a socket off loopback (above)"
 }
 
 # take_stat PID FILE: fdrange stat while the load runs, plus the /proc
@@ -197,9 +185,9 @@ check_placement() {
 	lib=$(field "$f" library)
 	[ "$lib" = yes ] || fail "library=$lib in fdrange stat: the library is not active in the server"
 	if [ "$kind" = predictable ]; then
-		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from before issue 13?)"
 		case $R_PURITY in [0-9]*) ;; *) fail "min_purity=$R_PURITY" ;; esac
 		awk -v p="$R_PURITY" 'BEGIN { exit !(p >= 95) }' || fail "min_purity $R_PURITY < 95"
+		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from before issue 13?)"
 		[ "$R_LINES" = 0 ] || fail "$R_LINES 8-fd lines shared by client sockets of different threads"
 	else
 		[ "$R_MODEL" = unpredictable ] || fail "model=$R_MODEL, expected unpredictable (hand-off cannot be predicted)"

@@ -40,7 +40,7 @@ run_mode() {
 	stop_group "$pid"
 	if [ "$mode" = plain ]; then
 		R_ERR_PLAIN=$errs
-		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines)"
+		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
 	else
 		R_ERR_LIB=$errs
 	fi

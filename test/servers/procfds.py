@@ -15,21 +15,23 @@ instances (a server with one epoll per thread: lines shared by threads).
 A client socket watched by no epoll instance counts as its own group '-'.
 """
 import os
+import subprocess
 import sys
 
 
-def tcp_table(pid):
-    rows = {}
-    for name in ("tcp", "tcp6"):
-        try:
-            with open(f"/proc/{pid}/net/{name}") as f:
-                next(f)
-                for line in f:
-                    p = line.split()
-                    port = int(p[1].rsplit(":", 1)[1], 16)
-                    rows[p[9]] = (port, p[3])
-        except OSError:
-            pass
+def ss(*args):
+    """(state, local port, inode) of each socket ss lists.  ss asks the
+    kernel through netlink with the filter applied there; /proc/net/tcp
+    is read page by page and skips entries when other processes churn
+    connections."""
+    out = subprocess.run(["ss", "-Htne", *args], check=True, capture_output=True, text=True).stdout
+    rows = []
+    for line in out.splitlines():
+        p = line.split()
+        ino = next((f[4:] for f in p if f.startswith("ino:")), None)
+        if ino is None or len(p) < 5:
+            continue
+        rows.append((p[0], int(p[3].rsplit(":", 1)[1]), ino))
     return rows
 
 
@@ -41,15 +43,12 @@ def main():
             fds[int(name)] = os.readlink(f"/proc/{pid}/fd/{name}")
         except OSError:
             pass
-    tcp = tcp_table(pid)
-    sock = {}
-    for fd, target in fds.items():
-        if target.startswith("socket:["):
-            inode = target[8:-1]
-            if inode in tcp:
-                sock[fd] = tcp[inode]
-    listen_ports = {port for port, st in sock.values() if st == "0A"}
-    clients = {fd for fd, (port, st) in sock.items() if st != "0A" and port in listen_ports}
+    mine = {t[8:-1]: fd for fd, t in fds.items() if t.startswith("socket:[")}
+    listen_ports = {port for st, port, ino in ss("-l") if ino in mine}
+    clients = set()
+    if listen_ports:
+        flt = "( " + " or ".join(f"sport = :{p}" for p in sorted(listen_ports)) + " )"
+        clients = {mine[ino] for st, port, ino in ss("-a", flt) if st != "LISTEN" and ino in mine}
     watcher = {}
     epolls = 0
     for fd, target in fds.items():
