@@ -77,6 +77,7 @@ launch() {
 	[ "$mode" = lib ] && envcmd+=("LD_PRELOAD=$LIB")
 	# setsid does not fork here (a background job of a script is no group
 	# leader), so $! is the server itself once bash has exec'd it.
+	# shellcheck disable=SC2016
 	setsid "${envcmd[@]}" bash -c '
 		for f in /proc/self/fd/*; do
 			n=${f##*/}
@@ -134,6 +135,7 @@ wait_conns() {
 descendant_by_comm() {
 	local p=$1 c
 	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && { echo "$p"; return 0; }
+	# shellcheck disable=SC2013
 	for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
 		descendant_by_comm "$c" "$2" && return 0
 	done
