@@ -15,7 +15,7 @@ CONNS=128
 JOPTS="-Djava.net.preferIPv4Stack=true -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
 
 mkdir -p "$TMP/classes"
-timeout 120 javac -d "$TMP/classes" "$HERE/java/EchoServer.java" "$HERE/java/EchoClient.java" ||
+timeout --foreground 120 javac -d "$TMP/classes" "$HERE/java/EchoServer.java" "$HERE/java/EchoClient.java" ||
 	fail "javac failed"
 
 run_mode() {
@@ -26,7 +26,7 @@ run_mode() {
 	local pid=$PID
 	wait_listen "$port" "$pid" 30 "java-$mode"
 	# shellcheck disable=SC2086
-	timeout $((LOAD_S + 30)) env -u LD_PRELOAD java $JOPTS -cp "$TMP/classes" EchoClient "$port" "$CONNS" 4 "$LOAD_S" \
+	timeout --foreground $((LOAD_S + 30)) env -u LD_PRELOAD java $JOPTS -cp "$TMP/classes" EchoClient "$port" "$CONNS" 4 "$LOAD_S" \
 		>"$TMP/client-$mode.log" 2>&1 &
 	local load=$!
 	wait_conns "$port" "$CONNS" 20

@@ -42,7 +42,15 @@ stop_group() {
 }
 cleanup() {
 	local pg
+	# timeout(1) signals the test and then its process group, which the
+	# test is in: a second TERM must not cut this cleanup short.
+	trap '' INT TERM
 	for pg in $GROUPS_STARTED; do stop_group "$pg"; done
+	# The clients: background jobs of the test, and what they started.
+	for pg in $(jobs -p); do
+		# shellcheck disable=SC2046
+		kill $(cat /proc/"$pg"/task/*/children 2>/dev/null) "$pg" 2>/dev/null || true
+	done
 	rm -rf "$TMP"
 }
 trap cleanup EXIT
@@ -86,6 +94,8 @@ launch() {
 		exec "$@"' server "$@" </dev/null >"$TMP/$name.log" 2>&1 &
 	PID=$!
 	GROUPS_STARTED="$GROUPS_STARTED $PID"
+	# For run-all.sh, which stops whatever a killed test left running.
+	[ -z "${SRV_GROUPS_FILE:-}" ] || echo "$PID" >>"$SRV_GROUPS_FILE"
 }
 
 # The socket tables are read through ss (netlink, filtered in the kernel),
@@ -199,7 +209,7 @@ check_placement() {
 # wrk_load URL OUT: wrk with $CONNS connections for $LOAD_S s; prints the
 # client error count (socket errors + non-2xx/3xx); fails without requests.
 wrk_load() {
-	timeout $((LOAD_S + 20)) wrk -t2 -c"$CONNS" -d"${LOAD_S}s" --timeout 5s "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "wrk exited non-zero"; }
+	timeout --foreground $((LOAD_S + 20)) wrk -t2 -c"$CONNS" -d"${LOAD_S}s" --timeout 5s "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "wrk exited non-zero"; }
 }
 wrk_errors() {
 	local req

@@ -20,7 +20,7 @@ run_mode() {
 	launch "mc-$mode" "$mode" memcached -u nobody -t 4 -c 4096 -m 1024 -p "$port" -U 0 -l 127.0.0.1
 	local pid=$PID
 	wait_listen "$port" "$pid" 10 "mc-$mode"
-	timeout $((LOAD_S + 20)) memcaslap -s "127.0.0.1:$port" -T 2 -c "$CONNS" -t "${LOAD_S}s" \
+	timeout --foreground $((LOAD_S + 20)) memcaslap -s "127.0.0.1:$port" -T 2 -c "$CONNS" -t "${LOAD_S}s" \
 		-F "$TMP/ms.cfg" >"$TMP/ms-$mode.log" 2>&1 &
 	local load=$!
 	wait_conns "$port" "$CONNS" 10
@@ -33,7 +33,7 @@ run_mode() {
 	errs=$(grep -Eic 'error|fail|out of memory' "$TMP/ms-$mode.log" || true)
 	rejected=$(memcstat --servers="127.0.0.1:$port" | awk '$1 == "rejected_connections:" { print $2 }')
 	errs=$((errs + ${rejected:-0}))
-	timeout 60 memccapable -h 127.0.0.1 -p "$port" >"$TMP/capable-$mode.log" 2>&1 ||
+	timeout --foreground 60 memccapable -h 127.0.0.1 -p "$port" >"$TMP/capable-$mode.log" 2>&1 ||
 		{ tail -n 20 "$TMP/capable-$mode.log" >&2; fail "memccapable failed ($mode)"; }
 	grep -q "All tests passed" "$TMP/capable-$mode.log" || fail "memccapable did not pass ($mode)"
 	alive "$pid" "mc-$mode"

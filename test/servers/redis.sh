@@ -36,7 +36,7 @@ run_mode() {
 	# 1000 requests/s (the io threads busy-wait on each other), a fast
 	# machine at 100 times that.  SIGINT ends the client after LOAD_S s;
 	# the server's counters say how many commands it ran and failed.
-	timeout -s INT "$LOAD_S" redis-benchmark -p "$PORT" -c "$CONNS" -n 100000000 -t set -q \
+	timeout --foreground -s INT "$LOAD_S" redis-benchmark -p "$PORT" -c "$CONNS" -n 100000000 -t set -q \
 		>"$TMP/bench-$mode.log" 2>&1 &
 	local load=$! rc=0
 	wait_conns "$PORT" "$CONNS" 10

@@ -63,8 +63,18 @@ while read -r name limit script args; do
 	echo "=== $name: $script $args"
 	t0=$(date +%s)
 	rc=0
+	: >"$logs/$name.groups"
+	# -k: time for the test's own clean-up (it stops its servers: ~2 s each).
 	# shellcheck disable=SC2086
-	timeout -k 10 "$limit" bash "$here/$script" "$lib" "$fdrange" $args >"$logs/$name.log" 2>&1 || rc=$?
+	SRV_GROUPS_FILE=$logs/$name.groups timeout -k 20 "$limit" \
+		bash "$here/$script" "$lib" "$fdrange" $args >"$logs/$name.log" 2>&1 || rc=$?
+	# Servers run in sessions of their own: stop any a killed test left.
+	while read -r pg; do
+		if kill -0 -- "-$pg" 2>/dev/null; then
+			echo "# $name left process group $pg running: killed" >>"$logs/$name.log"
+			kill -KILL -- "-$pg" 2>/dev/null || true
+		fi
+	done <"$logs/$name.groups"
 	cat "$logs/$name.log"
 	res=$(sed -n 's/^result: //p' "$logs/$name.log" | tail -n 1)
 	case $rc in
@@ -83,7 +93,8 @@ done <<<"$table"
 if [ -f "$logs/failed" ]; then
 	while read -r f; do
 		echo "=== why $f failed"
-		grep -E 'FAIL|FATAL|died|result:' "$logs/$f.log" | tail -n 8
+		grep -E 'FAIL|FATAL|died|result:|left process group' "$logs/$f.log" | tail -n 8 ||
+			tail -n 8 "$logs/$f.log"
 	done <"$logs/failed"
 fi
 echo "=== servers plain and under $lib, no FDRANGE_* settings ($(($(date +%s) - start)) s)"
