@@ -32,7 +32,7 @@ java 120 java.sh"
 
 . "$here/../../tools/deps.sh"
 pkgs="memcached libmemcached-tools haproxy h2o trafficserver redis-server redis-tools varnish
-	nginx-light wrk nghttp2-client openjdk-17-jdk-headless python3 curl util-linux procps"
+	nginx-light wrk nghttp2-client openjdk-17-jdk-headless python3 curl util-linux iproute2"
 # shellcheck disable=SC2086
 if [ -n "$(missing_packages $pkgs)" ]; then
 	# Debian starts services on install where an init system runs; the
