@@ -54,7 +54,8 @@ cleanup() {
 		DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${pkgs[@]}" >/dev/null 2>&1
 	fi
 	if [ -n "$tmp" ]; then
-		if [ "$keep" = 1 ]; then note "KEEP=1: work directory $tmp kept"; else rm -rf "$tmp"; fi
+		if [ "$keep" != 1 ]; then rm -rf "$tmp"
+		elif [ "$rc" != 0 ]; then note "KEEP=1: work directory $tmp kept"; fi
 	fi
 	# The closing verdict line (the success line is printed at the end).
 	[ "$rc" = 0 ] || echo "package: FAIL ($step, $(($(date +%s) - t0)) s): ${why:-exit status $rc}"
@@ -270,7 +271,7 @@ note "systemd-analyze verify: memcached.service with the drop-in is clean"
 step="purging the packages"
 cd /
 if [ "$keep" = 1 ]; then
-	echo "package: ok (purge skipped: KEEP=1), $(($(date +%s) - t0)) s"
+	echo "package: ok (KEEP=1: packages left installed, work directory $tmp kept), $(($(date +%s) - t0)) s"
 	exit 0
 fi
 DEBIAN_FRONTEND=noninteractive apt-get purge -y -qq "${pkgs[@]}" >"$tmp/purge.log" 2>&1 ||
