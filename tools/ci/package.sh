@@ -83,6 +83,19 @@ debver=$(dpkg-parsechangelog -l "$root/debian/changelog" -S Version)
 [ "$debver" = "$ver" ] ||
 	die "debian/changelog is at $debver but meson.build at $ver: add a debian/changelog entry (dch -v $ver)"
 
+# The symbols file is the version script's list (the build checks it
+# against the library's exports too, dpkg-gensymbols -c4); say it plainly.
+sed -n '/^global:/,/^local:/p' "$root/lib/libfdrange.map" | tr ' \t;' '\n' |
+	grep -E '^[a-z_0-9]+$' | LC_ALL=C sort -u >"$tmp/map.syms"
+sed -n 's/^ \([a-z_0-9]*\)@Base .*/\1/p' "$root/debian/libfdrange0.symbols" | LC_ALL=C sort -u >"$tmp/deb.syms"
+[ -s "$tmp/map.syms" ] || die "no global symbols read from lib/libfdrange.map"
+if ! cmp -s "$tmp/map.syms" "$tmp/deb.syms"; then
+	die "debian/libfdrange0.symbols and lib/libfdrange.map differ:" \
+		"only in the map: $(LC_ALL=C comm -23 "$tmp/map.syms" "$tmp/deb.syms" | tr '\n' ' ')" \
+		"only in the symbols file: $(LC_ALL=C comm -13 "$tmp/map.syms" "$tmp/deb.syms" | tr '\n' ' ')" \
+		"(a symbol added: list it with the version that adds it; one removed: bump soversion)"
+fi
+
 step="copying the tree"
 src=$tmp/libfdrange-$ver
 mkdir "$src"
