@@ -101,16 +101,19 @@ static int find_library(char *out, size_t len)
 
 		exe[n] = 0;
 		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			if (snprintf(out, len, "%s/../lib/libfdrange.so", exe) < (int)len &&
-			    access(out, R_OK) == 0) {
-				char real[PATH_MAX];
+		if (slash && (size_t)(slash - exe) + sizeof("/../lib") <= sizeof(exe)) {
+			char real[PATH_MAX];
 
-				if (realpath(out, real))
-					snprintf(out, len, "%s", real);
+			/*
+			 * Resolve the directory, not the file: libfdrange.so is
+			 * a link to the versioned file, and LD_PRELOAD should
+			 * keep naming libfdrange.so.
+			 */
+			memcpy(slash, "/../lib", sizeof("/../lib"));
+			if (realpath(exe, real) &&
+			    snprintf(out, len, "%s/libfdrange.so", real) < (int)len &&
+			    access(out, R_OK) == 0)
 				return 0;
-			}
 		}
 	}
 	snprintf(out, len, "%s/libfdrange.so", FDRANGE_LIBDIR);
