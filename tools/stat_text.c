@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The text report.  Every string that came from the target (comm, thread
+ * names, fd targets, the library version, settings) goes through
+ * st_put_escaped(): a process must not be able to drive the terminal of
+ * the root shell that looks at it.  The map is drawn in one pass over the
+ * sorted fds (issue 14.6: it was quadratic).
+ */
+#include "stat.h"
+#include "options.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#define MAP_COLS 64      /* map characters per row: 512 fds */
+
+void st_put_escaped(FILE *out, const char *s, size_t max)
+{
+	static const char hex[] = "0123456789abcdef";
+
+	for (size_t i = 0; i < max && s[i]; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		/* Controls, DEL, and all high bytes (a UTF-8 C1 control such as
+		 * \xc2\x9b is a CSI on some terminals); and '\\' so an escape
+		 * shown is always one we made. */
+		if (c < 0x20 || c >= 0x7f || c == '\\') {
+			fputc('\\', out);
+			fputc('x', out);
+			fputc(hex[c >> 4], out);
+			fputc(hex[c & 15], out);
+		} else {
+			fputc(c, out);
+		}
+	}
+}
+
+struct tctx {
+	FILE *out;
+	const struct st_report *r;
+	bool color;
+};
+
+static const char *colour(const struct tctx *t, int g)
+{
+	static const char *const c[] = { "\033[1;32m", "\033[1;34m", "\033[1;35m", "\033[1;36m",
+					 "\033[1;33m", "\033[32m", "\033[34m", "\033[35m",
+					 "\033[36m", "\033[33m" };
+
+	return t->color && g >= 0 ? c[g % 10] : "";
+}
+
+static const char *reset(const struct tctx *t)
+{
+	return t->color ? "\033[0m" : "";
+}
+
+static void put_letter(const struct tctx *t, int g)
+{
+	fprintf(t->out, "%s%c%s", colour(t, g), st_letter(g), reset(t));
+}
+
+static void put_by(const struct tctx *t, const struct st_served *by, unsigned n)
+{
+	if (!n)
+		fputc('-', t->out);
+	for (unsigned i = 0; i < n; i++) {
+		if (i)
+			fputc(' ', t->out);
+		put_letter(t, by[i].group);
+		fprintf(t->out, ":%u", by[i].n);
+	}
+}
+
+static void put_purity(FILE *out, double p)
+{
+	char buf[16];
+
+	if (p < 0)
+		snprintf(buf, sizeof(buf), "-");
+	else
+		snprintf(buf, sizeof(buf), "%.1f%%", p);
+	fprintf(out, " %7s  ", buf);
+}
+
+static void settings(const struct tctx *t)
+{
+	const struct fdr_blk_hdr *h = &t->r->b->hdr;
+
+	for (uint32_t i = 0; i < h->nsettings; i++) {
+		const struct fdr_blk_setting *s = &h->settings[i];
+
+		fputs("settings: ", t->out);
+		/* A known name prints as the table spells it; any other, escaped. */
+		if (fdr_option_by_env(s->name))
+			fputs(fdr_option_by_env(s->name)->env, t->out);
+		else
+			st_put_escaped(t->out, s->name, sizeof(s->name));
+		fputc('=', t->out);
+		st_put_escaped(t->out, s->value, sizeof(s->value));
+		fprintf(t->out, "%s%s\n", s->from_env ? "" : " (default)",
+			fdr_option_by_env(s->name) ? "" : " (an option this fdrange does not know)");
+	}
+}
+
+static uint64_t pct_of(uint64_t a, uint64_t b)
+{
+	return b ? (uint64_t)(100.0L * a / b + 0.5L) : 0;
+}
+
+static void handoff(const struct tctx *t)
+{
+	const struct st_report *r = t->r;
+	const struct fdr_blk_hdr *h = &r->b->hdr;
+	static const char *const policy[] = { "auto", "thread", "roundrobin" };
+	FILE *out = t->out;
+	unsigned long long checked = (unsigned long long)h->hits + h->misses;
+
+	fprintf(out, "accepted connections (FDRANGE_ACCEPT=%s): ", policy[h->policy]);
+	switch (h->model) {
+	case FDR_MODEL_ROTATION:
+		fprintf(out, "rotation over %" PRIu32 " threads (", h->rot_len);
+		for (uint32_t i = 0; i < h->rot_len; i++) {
+			uint32_t o = h->rot_owner[i];
+
+			if (i)
+				fputc(' ', out);
+			if (o < h->nowners && r->b->owners[o].tid)
+				fprintf(out, "%" PRIu32, r->b->owners[o].tid);
+			else
+				fprintf(out, "owner %" PRIu32, o);
+		}
+		fprintf(out, "), learned after %" PRIu64 " connections, %" PRIu64 " relearns, %" PRIu64
+			"/%llu predictions right\n", h->learned_after, h->relearns, h->hits, checked);
+		break;
+	case FDR_MODEL_LOCAL:
+		fprintf(out, "served where accepted (learned after %" PRIu64 " connections, %" PRIu64
+			" relearns, %" PRIu64 "/%llu predictions right)\n", h->learned_after,
+			h->relearns, h->hits, checked);
+		break;
+	case FDR_MODEL_UNPREDICTABLE:
+		fprintf(out, "not predictable: %" PRIu64 "%% served by another thread than predicted; "
+			"such connections are packed in a shared pool\n", pct_of(h->misses, checked));
+		break;
+	case FDR_MODEL_LEARNING:
+		fprintf(out, "learning (%" PRIu64 " seen)\n", h->accepted);
+		break;
+	default:
+		fprintf(out, "none yet\n");
+		break;
+	}
+	fprintf(out, "  %" PRIu64 " accepted, %" PRIu64 " registered by a serving thread, %" PRIu64
+		" realignments, %" PRIu64 " misplaced (predicted wrong)\n", h->accepted, h->observed,
+		h->realignments, h->misses);
+}
+
+static void spans_of(const struct tctx *t, const struct st_owner *ow)
+{
+	const struct st_report *r = t->r;
+	unsigned base = r->b->hdr.base;
+
+	fputs("  fds ", t->out);
+	for (size_t i = 0; i < ow->nspans; i++) {
+		const struct st_span *s = &r->spans[ow->span0 + i];
+
+		fprintf(t->out, "%s%lu-%lu", i ? "," : "",
+			base + (unsigned long)s->lo * FDR_CHUNK,
+			base + (unsigned long)s->hi * FDR_CHUNK - 1);
+	}
+	fputc('\n', t->out);
+}
+
+static void owners(const struct tctx *t)
+{
+	const struct st_report *r = t->r;
+	const struct fdr_blk_hdr *h = &r->b->hdr;
+	FILE *out = t->out;
+
+	fprintf(out, "\n%-22s %6s %8s %8s %9s %7s %6s %7s  %s\n", "owner", "chunks", "placed",
+		"inplace", "fallbacks", "probes", "open", "purity", "served by (open fds per thread)");
+	for (unsigned k = 0; k < r->nowners; k++) {
+		const struct st_owner *ow = &r->owners[k];
+		const struct fdr_blk_owner *o = &r->b->owners[ow->idx];
+		char label[48], full[64];
+
+		st_owner_label(r, ow, label, sizeof(label));
+		if (ow->group >= 0)
+			snprintf(full, sizeof(full), "%c %s", st_letter(ow->group), label);
+		else
+			snprintf(full, sizeof(full), "  %s", label);
+		fprintf(out, "%-22s %6u %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6u", full,
+			ow->nchunks, o->placed, o->inplace, ow->fallbacks, o->probes, ow->open);
+		put_purity(out, ow->purity);
+		put_by(t, ow->by, ow->nby);
+		fputc('\n', out);
+		if (ow->nspans)
+			spans_of(t, ow);
+	}
+	if (!r->nowners)
+		fprintf(out, "  (no owner yet)\n");
+	fprintf(out, "%-22s %6s %8s %8s %9s %7s %6u", "  low (below base)", "", "", "", "", "",
+		r->low_open);
+	put_purity(out, ST_NO_PURITY);
+	put_by(t, r->low_by, r->low_nby);
+	fprintf(out, "\n%-22s %6s %8s %8s %9s %7s %6u", "  unowned", "", "", "", "", "",
+		r->unowned_open);
+	put_purity(out, ST_NO_PURITY);
+	put_by(t, r->unowned_by, r->unowned_nby);
+	fprintf(out, "\nfallbacks: %" PRIu64 " no room in the owner's chunks, %" PRIu64
+		" not below RLIMIT_NOFILE, %" PRIu64 " other; %" PRIu64 " kept by rule, %" PRIu64
+		" kept while single-threaded, %" PRIu64 " epoll registrations beyond the record "
+		"table\n", r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_OTHER],
+		r->kept, h->single_kept, h->untracked);
+}
+
+static void groups(const struct tctx *t)
+{
+	const struct st_report *r = t->r;
+	FILE *out = t->out;
+
+	fprintf(out, "\n%s:\n", r->b ? "serving threads (registered the fd with epoll_ctl ADD)" :
+		"watching epoll instances (the serving thread is unknown without the library)");
+	if (!r->ngroups)
+		fprintf(out, "  none\n");
+	for (unsigned g = 0; g < r->ngroups; g++) {
+		const struct st_group *gr = &r->groups[g];
+
+		fputs("  ", out);
+		put_letter(t, (int)g);
+		if (r->b) {
+			fprintf(out, "  tid %-7ld ", gr->key);
+			st_put_escaped(out, gr->name, sizeof(gr->name));
+		} else {
+			fprintf(out, "  %s", gr->name);
+		}
+		fprintf(out, "  %u fds (%u sockets, %u accepted)\n", gr->fds, gr->sockets, gr->clients);
+	}
+}
+
+/*
+ * Map drawing.  A cursor walks the sorted fds once for the whole map:
+ * every row starts where the previous one stopped, so the map costs one
+ * pass over the fds plus one character per line drawn.
+ */
+struct mapper {
+	const struct tctx *t;
+	size_t cur;
+};
+
+static void map_char(struct mapper *m, long line)
+{
+	const struct st_proc *p = m->t->r->p;
+	bool open = false;
+	int g = -1;
+	bool shared = false;
+
+	while (m->cur < p->nfds && p->fds[m->cur].fd < line * 8)
+		m->cur++;
+	for (; m->cur < p->nfds && p->fds[m->cur].fd < line * 8 + 8; m->cur++) {
+		const struct st_fd *f = &p->fds[m->cur];
+
+		open = true;
+		if (f->group < 0)
+			continue;
+		if (g < 0)
+			g = f->group;
+		else if (g != f->group)
+			shared = true;
+	}
+	if (shared)
+		fprintf(m->t->out, "%s#%s", m->t->color ? "\033[1;41;37m" : "", reset(m->t));
+	else if (g >= 0)
+		put_letter(m->t, g);
+	else if (open)
+		fputc('+', m->t->out);
+	else
+		fprintf(m->t->out, "%s.%s", m->t->color ? "\033[2m" : "", reset(m->t));
+}
+
+/* Lines of fds [lo, hi), wrapped at MAP_COLS, trailing empty lines cut. */
+static void map_dense(struct mapper *m, const char *label, long lo, long hi)
+{
+	const struct st_proc *p = m->t->r->p;
+	size_t ub = st_lower_bound(p, hi);
+	long first = lo / 8, last = (hi + 7) / 8, end = first;
+
+	if (ub > m->cur && ub > 0 && p->fds[ub - 1].fd >= lo)
+		end = p->fds[ub - 1].fd / 8 + 1;
+	fprintf(m->t->out, "  %-30s ", label);
+	for (long l = first; l < end; l++) {
+		if (l > first && (l - first) % MAP_COLS == 0)
+			fprintf(m->t->out, "\n  %-30s ", "");
+		map_char(m, l);
+	}
+	if (end < last)
+		fprintf(m->t->out, "%s%s(+%ld empty)%s", end > first ? " " : "",
+			m->t->color ? "\033[2m" : "", last - end, reset(m->t));
+	fputc('\n', m->t->out);
+	m->cur = ub;
+}
+
+/* fds [lo, hi): only the 512-fd rows that hold open fds. */
+static void map_sparse(struct mapper *m, const char *what, long lo, long hi)
+{
+	const struct st_proc *p = m->t->r->p;
+	char label[64];
+
+	m->cur = st_lower_bound(p, lo);
+	while (m->cur < p->nfds && p->fds[m->cur].fd < hi) {
+		long rlo = lo + (p->fds[m->cur].fd - lo) / (8L * MAP_COLS) * (8L * MAP_COLS);
+		long rhi = rlo + 8L * MAP_COLS < hi ? rlo + 8L * MAP_COLS : hi;
+
+		snprintf(label, sizeof(label), "%s %ld-%ld", what, rlo, rhi - 1);
+		map_dense(m, label, rlo, rhi);
+	}
+}
+
+static void map(const struct tctx *t)
+{
+	const struct st_report *r = t->r;
+	const struct st_proc *p = r->p;
+	struct mapper m = { t, 0 };
+	long max = p->nfds ? (long)p->fds[p->nfds - 1].fd + 1 : 0;
+	char label[96];
+
+	fprintf(t->out, "\nmap, one character per 8-fd line of the fd table (64 per row = 512 fds):\n"
+		"  letter: open fds there are served by that %s only; '#': by two or more "
+		"(a shared line);\n  '+': open, server unknown; '.': nothing open; rows without "
+		"open fds are left out\n", r->b ? "thread" : "epoll instance");
+	if (!r->b) {
+		map_sparse(&m, "fds", 0, max);
+		if (!max)
+			fprintf(t->out, "  (no open fds)\n");
+		return;
+	}
+	{
+		const struct fdr_blk_hdr *h = &r->b->hdr;
+		long base = h->base, top = base + (long)h->top_chunk * FDR_CHUNK;
+		uint32_t c = 0;
+
+		if (base) {
+			snprintf(label, sizeof(label), "low 0-%ld", base - 1);
+			map_dense(&m, label, 0, base);
+		}
+		/* Claimed chunks in fd order, a row per run of one owner. */
+		while (c < h->top_chunk) {
+			uint32_t e = c + 1;
+			long lo = base + (long)c * FDR_CHUNK, hi;
+			int o = st_owner_of_fd(r->b, lo);
+
+			while (e < h->top_chunk &&
+			       st_owner_of_fd(r->b, base + (long)e * FDR_CHUNK) == o)
+				e++;
+			hi = base + (long)e * FDR_CHUNK;
+			if (o < 0) {
+				map_sparse(&m, "unowned", lo, hi);
+			} else {
+				const struct st_owner *ow = NULL;
+				char ol[48];
+
+				for (unsigned k = 0; k < r->nowners && !ow; k++)
+					if (r->owners[k].idx == (unsigned)o)
+						ow = &r->owners[k];
+				if (ow)
+					st_owner_label(r, ow, ol, sizeof(ol));
+				else
+					snprintf(ol, sizeof(ol), "owner %d", o);
+				snprintf(label, sizeof(label), "%s %ld-%ld", ol, lo, hi - 1);
+				map_dense(&m, label, lo, hi);
+			}
+			c = e;
+		}
+		if (max > top)
+			map_sparse(&m, "above", top, max);
+	}
+}
+
+void st_summary_text(FILE *out, const struct st_report *r)
+{
+	fprintf(out, "summary: pid=%ld library=%s open_fds=%zu groups=%u shared_lines=%lu "
+		"shared_socket_lines=%lu client_sockets=%lu shared_client_lines=%lu", r->p->pid,
+		r->b ? "yes" : r->lib_mapped ? "inactive" : "no", r->p->nfds, r->ngroups,
+		r->t.shared, r->t.sock_shared, r->client_sockets, r->t.client_shared);
+	if (r->b) {
+		fputs(" min_purity=", out);
+		if (r->min_purity < 0)
+			fputc('-', out);
+		else
+			fprintf(out, "%.1f", r->min_purity);
+		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
+			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64, r->placed,
+			r->fallbacks, r->probes, st_model_word(&r->b->hdr), r->b->hdr.realignments,
+			r->b->hdr.misses);
+	}
+	fputc('\n', out);
+}
+
+void st_render_text(FILE *out, const struct st_report *r, const struct st_text_opts *o)
+{
+	struct tctx t = { out, r, o->color };
+	const struct st_proc *p = r->p;
+
+	fprintf(out, "pid %ld (", p->pid);
+	st_put_escaped(out, p->comm, sizeof(p->comm));
+	fprintf(out, "): %zu open fds, RLIMIT_NOFILE %llu\n", p->nfds, p->soft_limit);
+	if (r->b) {
+		const struct fdr_blk_hdr *h = &r->b->hdr;
+		unsigned long long cap = h->nr_open < p->soft_limit || !p->soft_limit ?
+					 h->nr_open : p->soft_limit;
+
+		fputs("libfdrange ", out);
+		st_put_escaped(out, h->lib_version, sizeof(h->lib_version));
+		fprintf(out, ", stats block v%" PRIu32 " (memfd mapped at %" PRIx64 "-%" PRIx64
+			", read through %s)%s\n", h->version, r->b->map_start, r->b->map_end,
+			r->b->via ? r->b->via : "memory",
+			h->flags & FDR_BLK_ACTIVE ? "" : "; the library is not placing fds");
+		settings(&t);
+		fprintf(out, "geometry: 64-fd chunks from fd %" PRIu32 ", %u claimed, top %" PRIu32
+			" of %" PRIu32 "; width: ", h->base, r->claimed_chunks, h->top_chunk,
+			h->nchunks);
+		if (h->fixed_width)
+			fprintf(out, "fixed, %" PRIu32 " fds per range", h->fixed_width);
+		else
+			fputs("growable", out);
+		fprintf(out, "; limit %llu (RLIMIT_NOFILE %" PRIu64 " as the library saw it, %"
+			PRIu64 " changes, %llu now); fs.nr_open %" PRIu64 "\n", cap, h->limit,
+			h->limit_changes, p->soft_limit, h->nr_open);
+		if (p->soft_limit && p->soft_limit != h->limit)
+			fprintf(out, "  note: the limit was changed from outside; fds that no longer "
+				"fit fall back\n");
+		handoff(&t);
+		owners(&t);
+	} else {
+		fputs("no stats block: ", out);
+		st_put_escaped(out, r->noblk, sizeof(r->noblk));
+		fputs(".\nFrom /proc alone the serving thread of an fd cannot be known, nor what the\n"
+		      "library would have placed; shown instead: which epoll instance watches each fd\n"
+		      "(event-loop servers such as memcached run one per thread), and how the\n"
+		      "kernel's lowest-free numbering interleaves them in the fd table.\n", out);
+	}
+	groups(&t);
+	fprintf(out, "\nshared 8-fd lines (open fds of two or more %s on one line): %lu of %lu lines "
+		"with served fds; among sockets only: %lu of %lu; among accepted client sockets: "
+		"%lu of %lu\n", r->b ? "threads" : "epoll instances", r->t.shared, r->t.lines,
+		r->t.sock_shared, r->t.sock_lines, r->t.client_shared, r->t.client_lines);
+	if (o->map)
+		map(&t);
+	fputc('\n', out);
+	st_summary_text(out, r);
+}
