@@ -48,7 +48,8 @@ for f in /proc/"$MC_PID"/fd/*; do
 	chunk_ep[$c]=$ep
 	per_ep[$ep]=$(( ${per_ep[$ep]:-0} + 1 ))
 done
-[ "$conns" -eq 64 ] || fail "$conns connection fds at or above 64, expected 64"
+# 64 held, plus the start-up check's connection if memcached has not closed it yet.
+[ "$conns" -ge 64 ] && [ "$conns" -le 65 ] || fail "$conns connection fds at or above 64, expected 64"
 [ "$top" -lt 1024 ] || fail "highest connection fd $top, expected below 1024"
 [ "${#per_ep[@]}" -eq 4 ] || fail "connections in the chunks of ${#per_ep[@]} epoll instances, expected 4"
 note "from /proc: 64 connections on lines of their own, highest fd $top, $alone at line starts"
