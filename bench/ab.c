@@ -424,6 +424,13 @@ static void usage(void)
 	       bench->what, bench->sides[0].label);
 }
 
+static void *idle_thread(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
 int ab_main(int argc, char **argv, const struct ab_bench *b)
 {
 	const char *lib = getenv("FDRANGE_BENCH_LIB"), *tsv = NULL;
@@ -510,6 +517,14 @@ int ab_main(int argc, char **argv, const struct ab_bench *b)
 		if (!s->preload && active >= 0)
 			ab_die("side %s: libfdrange is loaded but should not be", s->label);
 		free(fwd);
+		/* The library leaves a single-threaded process alone; a server,
+		 * whose costs these stand for, has threads: so has every child. */
+		{
+			pthread_t idle;
+
+			if (pthread_create(&idle, NULL, idle_thread, NULL) == 0)
+				pthread_detach(idle);
+		}
 		rc = b->child(&ctx);
 		fflush(stdout);
 		return rc;

@@ -78,48 +78,43 @@ static void check_message(const char *msg, const char *canary, size_t len)
 
 static void check_fields(const struct fdr_config *c)
 {
-	PROP(c->slots >= 1 && c->slots <= FDR_MAX_SLOTS);
+	PROP(c->slots <= FDR_MAX_SLOTS);
 	PROP(c->base % FDR_ALIGN == 0 && c->base <= FDR_MAX_FD - FDR_ALIGN);
 	PROP(c->width == 0 || (c->width % FDR_ALIGN == 0 && c->width >= FDR_ALIGN &&
 			       c->width <= FDR_MAX_FD));
 	PROP(c->accept <= FDR_ACCEPT_ROUNDROBIN && c->open <= FDR_OPEN_KEEP);
 	PROP(strnlen(c->stats, FDR_PATH_MAX) < FDR_PATH_MAX);
+	/* A report destination is stderr, nothing, or a path: never a bare word. */
+	PROP(!c->stats[0] || !strcmp(c->stats, "stderr") || strchr(c->stats, '/'));
 }
 
+/* Every chunk an owner may claim lies wholly below the cap, inside its range. */
 static void check_geometry(const struct fdr_config *c, unsigned long limit, unsigned long nr_open)
 {
-	unsigned long top = limit < nr_open ? limit : nr_open, prev_end = 0;
-	unsigned w = fdr_geom_width(c, limit, nr_open);
+	unsigned long cap = fdr_geom_cap(limit, nr_open);
+	unsigned n = fdr_geom_nchunks(c->base, cap), prev_end = 0;
 
-	PROP(w % FDR_ALIGN == 0 && w <= FDR_MAX_FD);
-	if (c->width) {
-		PROP(w == c->width);
-	} else if (w) {
-		PROP(top >= 1 && fdr_geom_lo(c, w, c->slots) <= top - 1);
-		PROP(w == FDR_MAX_FD || fdr_geom_lo(c, w + FDR_ALIGN, c->slots) > top - 1);
-	} else {
-		/* Not even 64 per range fits. */
-		PROP(top <= 1 || fdr_geom_lo(c, FDR_ALIGN, c->slots) > top - 1);
-	}
-	if (!w)
-		return;
-	for (unsigned s = 0; s < c->slots; s++) {
-		unsigned long lo = fdr_geom_lo(c, w, s);
-		unsigned long end = fdr_geom_end(c, w, s, limit, nr_open);
+	PROP(cap % FDR_ALIGN == 0 && cap <= (limit < nr_open ? limit : nr_open));
+	PROP(!cap || cap <= (limit < nr_open ? limit : nr_open) - 1);
+	PROP(n == 0 || fdr_chunk_lo(c->base, n) <= cap);
+	for (unsigned s = 0; s < 64; s++) {
+		unsigned first, end;
 
-		PROP(lo % FDR_ALIGN == 0 && lo >= c->base && lo + w <= INT_MAX);
-		PROP(fdr_geom_range_of(c, w, (long)lo) == (int)s);
-		PROP(fdr_geom_range_of(c, w, (long)(lo + w - 1)) == (int)s);
-		if (end <= lo)
+		fdr_geom_claimable(c, s, n, &first, &end);
+		PROP(first <= n && end <= n);
+		if (first >= end)
 			continue;
-		PROP(end % FDR_ALIGN == 0 && end <= lo + w && end <= top - 1);
-		PROP(lo >= prev_end);
-		prev_end = end;
-		if (!c->width)
-			PROP(end == lo + w);
+		PROP(fdr_chunk_lo(c->base, end) <= cap);
+		PROP(fdr_chunk_of(c->base, (long)fdr_chunk_lo(c->base, first)) == (long)first);
+		if (c->width) {
+			PROP(first >= prev_end);
+			PROP(fdr_chunk_lo(c->base, end) - fdr_chunk_lo(c->base, first) <= c->width);
+			prev_end = end;
+		} else {
+			PROP(first == 0 && end == n);
+		}
 	}
-	PROP(fdr_geom_range_of(c, w, (long)c->base - 1) == -1 || c->base == 0);
-	PROP(fdr_geom_range_of(c, w, (long)fdr_geom_lo(c, w, c->slots)) == -1);
+	PROP(fdr_chunk_of(c->base, (long)c->base - 1) == -1 || c->base == 0);
 }
 
 static void check_round_trip(const struct fdr_config *c)
@@ -146,14 +141,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *text, msg[256 + 16];
 	unsigned long limit, nr_open;
 	size_t msglen, pos = 0;
-	long ncpus;
 	int ret;
 
 	if (size < HDR)
 		return 0;
 	limit = (unsigned long)u64_at(data);
 	nr_open = (unsigned long)u64_at(data + 8);
-	ncpus = (long)u64_at(data + 16);
 	msglen = data[24];
 	/* The library reads nr_open from /proc and uses the default on 0. */
 	if (!nr_open)
@@ -169,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 
 	memcpy(msg + msglen, canary, sizeof(canary));
-	ret = fdr_config_load(&cfg, ncpus, get, &in, msg, msglen);
+	ret = fdr_config_load(&cfg, get, &in, msg, msglen);
 	if (ret == 0) {
 		check_fields(&cfg);
 		check_geometry(&cfg, limit, nr_open);
@@ -188,7 +181,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct fdr_config c;
 			char m[96 + 16];
 
-			fdr_config_defaults(&c, ncpus);
+			fdr_config_defaults(&c);
 			memcpy(m + sizeof(m) - 16, canary, 16);
 			if (fdr_option_parse(&fdr_options[i], val, &c, m, sizeof(m) - 16) == 0) {
 				check_fields(&c);

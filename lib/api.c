@@ -2,6 +2,7 @@
 /* The public API declared in fdrange.h. */
 #include "fdrange.h"
 #include "geometry.h"
+#include "owners.h"
 #include "state.h"
 
 #include <errno.h>
@@ -18,34 +19,56 @@ FDR_EXPORT int fdrange_active(void)
 
 FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 {
-	unsigned width, slot;
-	unsigned long l;
+	unsigned long cap, l, h;
+	unsigned o, first, end;
 
 	if (!fdr_ready())
 		return -ENODEV;
-	width = __atomic_load_n(&fdr_st.width, __ATOMIC_RELAXED);
-	if (!width)
-		return -ERANGE;
-	slot = fdr_thread_slot();
-	l = fdr_geom_lo(&fdr_st.cfg, width, slot);
+	o = fdr_owner_self();
+	if (o == FDR_NO_OWNER)
+		return -EAGAIN;
+	cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
+	if (fdr_st.cfg.width) {
+		/* A fixed range, cut where the limit cuts it. */
+		fdr_geom_claimable(&fdr_st.cfg, o - FDR_OWN_FIRST,
+				   fdr_geom_nchunks(fdr_st.cfg.base, cap), &first, &end);
+		if (first >= end)
+			return -ERANGE;
+		l = fdr_chunk_lo(fdr_st.cfg.base, first);
+		h = fdr_chunk_lo(fdr_st.cfg.base, end);
+	} else {
+		/* The chunk the thread's next fd goes to first. */
+		unsigned c = __atomic_load_n(&fdr_owner(o)->hint, __ATOMIC_RELAXED);
+		c = c ? c - 1 : fdr_owner_next_chunk(o, 0);
+		if (c == FDR_NO_CHUNK)
+			c = __atomic_load_n(&fdr_st.claim_from, __ATOMIC_RELAXED);
+		l = fdr_chunk_lo(fdr_st.cfg.base, c);
+		h = l + FDR_CHUNK_FDS;
+		if (h > cap)
+			return -ERANGE;
+	}
 	*lo = (int)l;
-	*hi = (int)(l + width);
+	*hi = (int)h;
 	return 0;
 }
 
 FDR_EXPORT int fdrange_range_of_fd(int fd)
 {
-	int r;
+	long c;
+	unsigned o;
 
 	if (!fdr_ready())
 		return -ENODEV;
-	r = fdr_geom_range_of(&fdr_st.cfg, __atomic_load_n(&fdr_st.width, __ATOMIC_RELAXED), fd);
-	return r < 0 ? -ENOENT : r;
+	c = fdr_chunk_of(fdr_st.cfg.base, fd);
+	o = c < 0 ? 0 : fdr_chunk_owner((unsigned)c);
+	return o > FDR_OWN_FIRST ? (int)(o - 1 - FDR_OWN_FIRST) : -ENOENT;
 }
 
 FDR_EXPORT int fdrange_report(int fd)
 {
+	/* Before initialisation there is nothing to report, and initialising
+	 * from here (perhaps a signal handler) is not worth the risk. */
 	if (__atomic_load_n(&fdr_st.phase, __ATOMIC_ACQUIRE) != FDR_READY)
-		fdr_init();
+		return -EAGAIN;
 	return fdr_report_write(fd);
 }

@@ -30,7 +30,7 @@
 #define FDR_BLK_HDR_SIZE  4096u
 
 #define FDR_CHUNK         64u     /* fds per chunk: 8 lines of the kernel's fd[] array */
-#define FDR_MAX_OWNERS    1024u
+#define FDR_MAX_OWNERS    1026u   /* the two pools + 1024 threads (FDRANGE_SLOTS max) */
 #define FDR_OWNER_SIZE    128u    /* FDR_PAD: one owner's counters never share a line pair */
 #define FDR_ROT_MAX       64u     /* longest rotation the hand-off model learns */
 #define FDR_SETTINGS_MAX  16u
@@ -93,6 +93,14 @@ enum fdr_model {
 	FDR_MODEL_ROTATION,       /* dealt out in a fixed rotation: rot_owner[] */
 	FDR_MODEL_UNPREDICTABLE,  /* neither: such fds go to FDR_OWN_SHARED */
 	FDR_MODEL_NR
+};
+
+/* The words reports and `fdrange stat` use, indexed by the enums above. */
+static const char *const fdr_model_words[FDR_MODEL_NR] __attribute__((unused)) = {
+	"none", "learning", "local", "rotation", "unpredictable",
+};
+static const char *const fdr_kind_words[FDR_KIND_NR] __attribute__((unused)) = {
+	"free", "thread", "lane", "sparse", "shared",
 };
 
 struct fdr_blk_setting {

@@ -1,46 +1,59 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The placement rule's arithmetic: where range i lies for a given
- * configuration and RLIMIT_NOFILE.  Pure functions, unit-tested.
+ * The placement's arithmetic: 64-fd chunks above BASE and how far they may
+ * go below RLIMIT_NOFILE.  Pure functions, unit-tested.
+ *
+ * Chunk c holds fds [BASE + 64c, BASE + 64(c+1)): eight lines of the
+ * kernel's fd[] pointer array, so two chunks never share a cache line
+ * there.  An owner (a thread, see owners.c) holds chunks; with an explicit
+ * FDRANGE_WIDTH, owner i may hold only the chunks of range i, the fixed
+ * [BASE + i*WIDTH, BASE + (i+1)*WIDTH).
  */
 #ifndef FDR_GEOMETRY_H
 #define FDR_GEOMETRY_H
 
 #include "options.h"
 
-/*
- * The width of every range when the soft RLIMIT_NOFILE is @limit and the
- * kernel's fs.nr_open is @nr_open: the configured width, or for auto the
- * largest multiple of 64 such that BASE + SLOTS * width <= min(limit,
- * nr_open) - 1.  0 means no range fits: pass through.
- *
- * The top fd below the limit stays outside every range because servers
- * such as memcached refuse a connection whose fd is limit - 1, which plain
- * lowest-free allocation only hands out when everything else is taken.
- */
-unsigned fdr_geom_width(const struct fdr_config *cfg, unsigned long limit,
-			unsigned long nr_open);
+#define FDR_CHUNK_FDS FDR_ALIGN
 
-/* The first fd of range @slot for @width. */
-static inline unsigned long fdr_geom_lo(const struct fdr_config *cfg,
-					unsigned width, unsigned slot)
+/*
+ * One past the last fd any chunk may hold when the soft RLIMIT_NOFILE is
+ * @limit and fs.nr_open is @nr_open: min(limit, nr_open) - 1, rounded down
+ * to a multiple of 64.  The top fd below the limit stays outside, because
+ * servers such as memcached refuse a connection whose fd is limit - 1,
+ * which plain lowest-free allocation hands out only when all else is taken.
+ */
+static inline unsigned long fdr_geom_cap(unsigned long limit, unsigned long nr_open)
 {
-	return cfg->base + (unsigned long)slot * width;
+	unsigned long top = limit < nr_open ? limit : nr_open;
+
+	return top ? (top - 1) - (top - 1) % FDR_CHUNK_FDS : 0;
+}
+
+/* How many chunks lie wholly below @cap. */
+static inline unsigned fdr_geom_nchunks(unsigned base, unsigned long cap)
+{
+	return cap > base ? (unsigned)((cap - base) / FDR_CHUNK_FDS) : 0;
+}
+
+static inline unsigned long fdr_chunk_lo(unsigned base, unsigned c)
+{
+	return base + (unsigned long)c * FDR_CHUNK_FDS;
+}
+
+/* The chunk holding @fd, or -1 below BASE. */
+static inline long fdr_chunk_of(unsigned base, long fd)
+{
+	return fd < (long)base ? -1 : (fd - (long)base) / (long)FDR_CHUNK_FDS;
 }
 
 /*
- * One past the last fd that range @slot may hand out: its end, cut down to
- * the last multiple of 64 at or below min(@limit, @nr_open) - 1.  With an
- * auto width the cut never bites.  An explicit FDRANGE_WIDTH is used as
- * given, and without the cut a range straddling the limit would hand out
- * limit - 1 (refused by memcached) and the fds just below it while the
- * other ranges still have room.  A result <= the range's first fd means
- * nothing of the range is usable.
+ * The chunks owner slot @i may claim: [*first, *end).  Without a fixed
+ * width that is every chunk below the cap; with one, the chunks of range
+ * @i cut at @nchunks (a range straddling the limit keeps only its part
+ * below, so it never hands out limit - 1 while other ranges have room).
  */
-unsigned long fdr_geom_end(const struct fdr_config *cfg, unsigned width, unsigned slot,
-			   unsigned long limit, unsigned long nr_open);
-
-/* The range holding @fd, or -1. */
-int fdr_geom_range_of(const struct fdr_config *cfg, unsigned width, long fd);
+void fdr_geom_claimable(const struct fdr_config *cfg, unsigned i, unsigned nchunks,
+			unsigned *first, unsigned *end);
 
 #endif

@@ -6,33 +6,38 @@
  * never silently runs an A/B comparison with the wrong settings.
  */
 #include "options.h"
+#include "block.h"
 #include "strbuf.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
 
-static const char *const accept_names[] = { "thread", "roundrobin", NULL };
+static const char *const accept_names[] = { "auto", "thread", "roundrobin", NULL };
 static const char *const open_names[] = { "move", "keep", NULL };
 
 #define OFF(f) offsetof(struct fdr_config, f)
 
+/* The one place each option is defined, its default included (.def). */
 const struct fdr_option fdr_options[] = {
 	{ "FDRANGE_SLOTS", "slots", "N", FDR_T_UINT, OFF(slots), 1, FDR_MAX_SLOTS, 1,
-	  NULL, NULL, "online CPUs",
-	  "number of fd ranges; threads take them in the order they first create an fd, "
-	  "and share them round-robin when there are more threads than ranges" },
+	  "auto", NULL, "auto",
+	  "auto: every thread gets a range of its own; N: at most N ranges, threads share them "
+	  "round-robin in the order they first need one (roundrobin: the number of rotation "
+	  "positions, auto = online CPUs)" },
 	{ "FDRANGE_BASE", "base", "FD", FDR_T_UINT, OFF(base), 0, FDR_MAX_FD - FDR_ALIGN, FDR_ALIGN,
 	  NULL, NULL, "64",
-	  "first fd of range 0; fds below it keep the kernel's lowest-free numbering" },
+	  "first fd of the ranges; fds below it keep the kernel's lowest-free numbering" },
 	{ "FDRANGE_WIDTH", "width", "N", FDR_T_UINT, OFF(width), FDR_ALIGN, FDR_MAX_FD, FDR_ALIGN,
 	  "auto", NULL, "auto",
-	  "fds per range; auto divides the fds between BASE and the RLIMIT_NOFILE soft limit "
-	  "in force when an fd is placed (minus one) among the ranges" },
+	  "auto: a range grows on demand in 64-fd chunks, the lowest free chunk first, so fd "
+	  "numbers stay compact; N: fixed ranges of N fds laid out from BASE" },
 	{ "FDRANGE_ACCEPT", "accept", "POLICY", FDR_T_ENUM, OFF(accept), 0, 0, 0,
-	  NULL, accept_names, "thread",
-	  "thread: accepted fds go to the accepting thread's range; roundrobin: the k-th "
-	  "accepted fd goes to range k mod SLOTS and fds from other calls are not moved" },
+	  NULL, accept_names, "auto",
+	  "auto: an accepted fd goes to the range of the thread expected to serve it, learned "
+	  "from epoll_ctl (the accepting thread, or the next of a rotation); thread: the "
+	  "accepting thread's range; roundrobin: the k-th accepted fd goes to range k mod SLOTS "
+	  "and fds from other calls are not moved" },
 	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
 	  NULL, open_names, "move",
 	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "
@@ -41,39 +46,30 @@ const struct fdr_option fdr_options[] = {
 	  NULL, NULL, "0",
 	  "1: load but pass every call through untouched (the A side of an A/B run)" },
 	{ "FDRANGE_PREGROW", "pregrow", "N", FDR_T_UINT, OFF(pregrow), 0, FDR_MAX_FD, 1,
-	  NULL, NULL, "65536",
-	  "at start-up, while single-threaded, grow the kernel's fd table to cover the ranges, "
-	  "but to at most N entries (about 8.25 bytes of kernel memory each; 65536: 528 KiB); "
-	  "spares the thread placing the first fd above the table's size a wait of "
-	  "milliseconds (synchronize_rcu); 0 (or below 128): off" },
+	  NULL, NULL, "1024",
+	  "at start-up, while single-threaded, grow the kernel's fd table to N entries (about "
+	  "8.25 bytes of kernel memory each), never beyond RLIMIT_NOFILE; spares the thread "
+	  "placing the first fd above the table's size a wait of milliseconds "
+	  "(synchronize_rcu); 0 (or below 128): off" },
 	{ "FDRANGE_STATS", "stats", "DEST", FDR_T_DEST, OFF(stats), 0, 0, 0,
 	  NULL, NULL, "none",
-	  "write a report at exit to 'stderr' or to a file path (appended; %p becomes the pid); "
-	  "none: no report" },
+	  "write a report at exit to 'stderr' or to a file path containing a '/' (created "
+	  "0600, appended, never through a symlink; %p becomes the pid); none: no report" },
 };
 
 const unsigned fdr_noptions = sizeof(fdr_options) / sizeof(fdr_options[0]);
 
 _Static_assert(sizeof(fdr_options) / sizeof(fdr_options[0]) <=
 	       sizeof(((struct fdr_config *)0)->source), "source[] too small");
+_Static_assert(sizeof(fdr_options) / sizeof(fdr_options[0]) <= FDR_SETTINGS_MAX,
+	       "more options than the stats block has settings for");
 
-void fdr_config_defaults(struct fdr_config *cfg, long ncpus)
+void fdr_config_defaults(struct fdr_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
-	if (ncpus < 1)
-		ncpus = 1;
-	cfg->slots = ncpus > (long)FDR_MAX_SLOTS ? FDR_MAX_SLOTS : (unsigned)ncpus;
-	/*
-	 * 64: fds 0..63 live in the fd_array embedded in files_struct, next to
-	 * file_lock and next_fd that every open and close writes, and most
-	 * programs keep their few long-lived fds there.  Ranges start above.
-	 */
-	cfg->base = 64;
-	cfg->width = 0;
-	cfg->accept = FDR_ACCEPT_THREAD;
-	cfg->open = FDR_OPEN_MOVE;
-	/* 528 KiB of kernel memory at most; see pregrow.c. */
-	cfg->pregrow = 65536;
+	/* A default that does not parse is a bug the unit tests catch. */
+	for (unsigned i = 0; i < fdr_noptions; i++)
+		fdr_option_parse(&fdr_options[i], fdr_options[i].def, cfg, NULL, 0);
 }
 
 const struct fdr_option *fdr_option_by_env(const char *env)
@@ -123,7 +119,7 @@ size_t fdr_option_accepted(const struct fdr_option *opt, char *buf, size_t len)
 		}
 		break;
 	case FDR_T_DEST:
-		sb_str(&sb, "'stderr', 'none' or a file path of at most ");
+		sb_str(&sb, "'stderr', 'none' or a file path with a '/' of at most ");
 		sb_u64(&sb, FDR_PATH_MAX - 1);
 		sb_str(&sb, " bytes");
 		break;
@@ -174,8 +170,15 @@ static int parse_uint(const struct fdr_option *opt, const char *v, unsigned *out
 	}
 	if (n < opt->min || n > opt->max)
 		return fail(opt, v, "out of range", msg, msglen);
-	if (opt->multiple > 1 && n % opt->multiple)
-		return fail(opt, v, "not a multiple of 64", msg, msglen);
+	if (opt->multiple > 1 && n % opt->multiple) {
+		char why[40];
+		struct strbuf sb;
+
+		sb_init(&sb, why, sizeof(why), -1);
+		sb_str(&sb, "not a multiple of ");
+		sb_u64(&sb, opt->multiple);
+		return fail(opt, v, why, msg, msglen);
+	}
 	*out = (unsigned)n;
 	return 0;
 }
@@ -221,6 +224,10 @@ int fdr_option_parse(const struct fdr_option *opt, const char *value,
 			return fail(opt, value, "empty value", msg, msglen);
 		if (strlen(value) >= FDR_PATH_MAX)
 			return fail(opt, value, "too long", msg, msglen);
+		/* FDRANGE_STATS=1 or =yes is a mistake, not a wish for a file
+		 * named 1 in whatever the current directory is. */
+		if (strcmp(value, "stderr") != 0 && strcmp(value, "none") != 0 && !strchr(value, '/'))
+			return fail(opt, value, "not stderr, none or a path", msg, msglen);
 		/* "none" is what --help and the report show for no report, so it
 		 * must read back as that, not as a file named none (./none is). */
 		/* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.strcpy): length checked above */
@@ -230,11 +237,11 @@ int fdr_option_parse(const struct fdr_option *opt, const char *value,
 	return -EINVAL;
 }
 
-int fdr_config_load(struct fdr_config *cfg, long ncpus,
+int fdr_config_load(struct fdr_config *cfg,
 		    const char *(*get)(const char *name, void *arg), void *arg,
 		    char *msg, size_t msglen)
 {
-	fdr_config_defaults(cfg, ncpus);
+	fdr_config_defaults(cfg);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
 		const char *v = get(fdr_options[i].env, arg);
 		int ret;

@@ -15,15 +15,16 @@
 #define FDR_MAX_FD      1048576u  /* the kernel's default fs.nr_open */
 #define FDR_PATH_MAX    512u
 
-enum fdr_accept { FDR_ACCEPT_THREAD, FDR_ACCEPT_ROUNDROBIN };
+/* Index into the option's names[]: also stored in the stats block. */
+enum fdr_accept { FDR_ACCEPT_AUTO, FDR_ACCEPT_THREAD, FDR_ACCEPT_ROUNDROBIN };
 enum fdr_open { FDR_OPEN_MOVE, FDR_OPEN_KEEP };
 
 enum fdr_source { FDR_SRC_DEFAULT, FDR_SRC_ENV };
 
 struct fdr_config {
-	unsigned slots;
+	unsigned slots;          /* 0: auto, a range per thread */
 	unsigned base;
-	unsigned width;          /* 0: derived from RLIMIT_NOFILE */
+	unsigned width;          /* 0: auto, ranges grow in 64-fd chunks on demand */
 	unsigned accept;         /* enum fdr_accept */
 	unsigned open;           /* enum fdr_open */
 	bool disable;
@@ -43,15 +44,15 @@ struct fdr_option {
 	unsigned min, max, multiple;
 	const char *auto_word;    /* UINT only: word meaning "derive it" (0) */
 	const char *const *names; /* ENUM only, NULL-terminated */
-	const char *def;          /* default, as shown to users */
+	const char *def;          /* the default: parsed like a value, shown to users */
 	const char *help;
 };
 
 extern const struct fdr_option fdr_options[];
 extern const unsigned fdr_noptions;
 
-/* Fill @cfg with defaults; @ncpus is the online CPU count. */
-void fdr_config_defaults(struct fdr_config *cfg, long ncpus);
+/* Fill @cfg with the defaults: each row's .def, parsed. */
+void fdr_config_defaults(struct fdr_config *cfg);
 
 /*
  * Parse one option's value into @cfg.  Returns 0, or -EINVAL and writes a
@@ -65,7 +66,7 @@ int fdr_option_parse(const struct fdr_option *opt, const char *value,
  * Read every option through @get (getenv, or a test's lookup).  Returns 0
  * or the first error, with its message in @msg.
  */
-int fdr_config_load(struct fdr_config *cfg, long ncpus,
+int fdr_config_load(struct fdr_config *cfg,
 		    const char *(*get)(const char *name, void *arg), void *arg,
 		    char *msg, size_t msglen);
 

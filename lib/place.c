@@ -1,85 +1,185 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The placement rule: move a new fd into its range with F_DUPFD.
+ * The placement rule: move a new fd into its owner's chunks with F_DUPFD.
  *
  * F_DUPFD(lo) takes the lowest free fd >= lo atomically under the kernel's
- * file_lock, so it can never close or replace an fd some other thread holds,
- * which dup2() onto a chosen number would.  The cost is exactly two
- * syscalls per created fd (F_DUPFD and the close of the original) and none
- * on any other path.
+ * file_lock, so it can never close or replace an fd some other thread
+ * holds, which dup2() onto a chosen number would.  Where the copy lands
+ * says whether there was room: in a chunk of the owner (or one nobody holds,
+ * which the owner then claims) it stays and the original is closed; in
+ * another owner's chunk it is closed and the next candidate tried.  In the
+ * steady state that is one try: 2 syscalls per created fd (F_DUPFD and the
+ * close of the original), none on any other path.  Extra tries happen only
+ * when the owner's chunks are full, and are counted (probes).
+ *
+ * Nothing is moved while the process has one thread: there is nobody whose
+ * fds could share a cache line with its own, and it then sees exactly the
+ * numbers, and the syscalls, it would see without the library.
  */
 #include "place.h"
 #include "geometry.h"
-#include "shm_stats.h"
+#include "handoff.h"
+#include "owners.h"
 #include "sys.h"
 
-static unsigned target_range(enum fdr_origin origin, bool *keep)
-{
-	const struct fdr_config *cfg = &fdr_st.cfg;
+#define MAX_TRIES 4
 
-	if (origin == FDR_FROM_ACCEPT && cfg->accept == FDR_ACCEPT_ROUNDROBIN)
-		return fdr_rr_pick();  /* rr_next, realigned by shm_stats.c */
-	/*
-	 * Under roundrobin the ranges belong to the connections; the
-	 * listener's and other threads' fds stay below BASE so they neither
-	 * dilute nor share lines with them.
-	 */
-	*keep = cfg->accept == FDR_ACCEPT_ROUNDROBIN ||
-		(origin == FDR_FROM_OPEN && cfg->open == FDR_OPEN_KEEP);
-	return fdr_thread_slot();
+/* Close @nfd (a copy that will not be used); count the try. */
+static void drop(struct fdr_blk_owner *ow, long nfd)
+{
+	sys_close((int)nfd);
+	fdr_count(&ow->probes);
+}
+
+/*
+ * One fd per 8-fd line (FDR_OWN_SPARSE, while the hand-off is learned): the
+ * copy must land on the first fd of a line; the pool only ever uses those.
+ */
+static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap)
+{
+	static unsigned cursor;  /* line to try next, counted in the pool's chunks */
+	unsigned base = fdr_st.cfg.base;
+
+	for (int t = 0; t < MAX_TRIES; t++) {
+		unsigned line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED);
+		unsigned c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0), k;
+		unsigned long lo;
+		long nfd;
+
+		/* The (line / 8)-th chunk of the pool, wrapping around. */
+		for (k = 0; c != FDR_NO_CHUNK && k < (line / 8) % (ow->chunks ? ow->chunks : 1); k++)
+			c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
+		if (c == FDR_NO_CHUNK || (ow->chunks < FDR_SPARSE_CHUNKS && t == MAX_TRIES - 1)) {
+			if (ow->chunks >= FDR_SPARSE_CHUNKS)
+				return -ENOSPC;
+			c = fdr_owner_claim_lowest(FDR_OWN_SPARSE);
+			if (c == FDR_NO_CHUNK)
+				return -ENOSPC;
+		}
+		lo = fdr_chunk_lo(base, c) + 8UL * (line % 8);
+		if (lo >= cap)
+			return -ENOSPC;
+		nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
+		if (nfd < 0)
+			return nfd;
+		if ((unsigned long)nfd == lo)
+			return nfd;
+		drop(ow, nfd);
+	}
+	return -ENOSPC;
+}
+
+/*
+ * A copy of @fd in @o's chunks, or -errno: -ENOSPC when there is no room,
+ * F_DUPFD's error otherwise.
+ */
+static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
+{
+	struct fdr_blk_owner *ow = fdr_owner(o);
+	unsigned base = fdr_st.cfg.base, hint = __atomic_load_n(&ow->hint, __ATOMIC_RELAXED);
+	unsigned c = hint ? hint - 1 : fdr_owner_next_chunk(o, 0);
+	bool from_lowest = !hint;
+
+	for (int t = 0; t < MAX_TRIES; t++) {
+		unsigned long lo;
+		long nfd, x;
+
+		if (c == FDR_NO_CHUNK) {
+			/* Before the owner grows, any room below its hint. */
+			if (!from_lowest) {
+				from_lowest = true;
+				c = fdr_owner_next_chunk(o, 0);
+			}
+			if (c == FDR_NO_CHUNK)
+				c = fdr_owner_claim_lowest(o);
+			if (c == FDR_NO_CHUNK)
+				return -ENOSPC;
+		}
+		lo = fdr_chunk_lo(base, c);
+		if (lo >= cap)
+			return -ENOSPC;
+		nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
+		if (nfd < 0)
+			return nfd;
+		x = fdr_chunk_of(base, nfd);
+		if ((unsigned long)nfd < cap && fdr_chunk_owner((unsigned)x) == o + 1) {
+			__atomic_store_n(&ow->hint, (unsigned)x + 1, __ATOMIC_RELAXED);
+			return nfd;
+		}
+		/* A chunk nobody holds: the owner grows, but only once its
+		 * chunks below the hint were tried too (closes free room there). */
+		if ((unsigned long)nfd < cap && from_lowest && !fdr_chunk_owner((unsigned)x) &&
+		    fdr_owner_claim(o, (unsigned)x)) {
+			__atomic_store_n(&ow->hint, (unsigned)x + 1, __ATOMIC_RELAXED);
+			return nfd;
+		}
+		drop(ow, nfd);
+		if ((unsigned long)nfd >= cap)
+			return -ENOSPC;
+		if (!from_lowest && !fdr_chunk_owner((unsigned)x)) {
+			from_lowest = true;
+			c = fdr_owner_next_chunk(o, 0);
+			continue;
+		}
+		/* Everything from lo to nfd is taken: the owner's next chunk above. */
+		c = fdr_owner_next_chunk(o, (unsigned)x + 1);
+	}
+	return -ENOSPC;
 }
 
 int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 {
-	struct fdr_range_stats *rs;
-	unsigned long lo, hi;
-	unsigned width, r;
-	bool keep = false;
-	long nfd;
+	struct fdr_blk_owner *ow;
+	unsigned long cap;
+	unsigned o;
+	long nfd, c;
 
 	if (!fdr_ready())
 		return fd;
-	r = target_range(origin, &keep);
-	rs = fdr_rs(r);
-	/* A program that closes stdin and opens /dev/null relies on getting 0. */
-	if (keep || fd <= 2) {
-		fdr_count(&rs->kept);
+	if (fdr_single_threaded()) {
+		fdr_count(&fdr_st.hdr->single_kept);
 		return fd;
 	}
-	width = __atomic_load_n(&fdr_st.width, __ATOMIC_RELAXED);
-	if (!width) {
-		fdr_count(&rs->fallback[FDR_FB_LIMIT]);
+	o = origin == FDR_FROM_ACCEPT ? fdr_handoff_owner() : fdr_owner_self();
+	if (o == FDR_NO_OWNER)
+		return fd;
+	ow = fdr_owner(o);
+	/*
+	 * Under roundrobin the chunks belong to the connections; the other
+	 * fds stay where the kernel puts them, below BASE as a rule.  A
+	 * program that closes stdin and opens /dev/null relies on getting 0.
+	 */
+	if (fd <= 2 || (origin != FDR_FROM_ACCEPT && fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN) ||
+	    (origin == FDR_FROM_OPEN && fdr_st.cfg.open == FDR_OPEN_KEEP)) {
+		fdr_count(&ow->kept);
 		return fd;
 	}
-	lo = fdr_geom_lo(&fdr_st.cfg, width, r);
 	/* The cached limit, not getrlimit: no extra syscall per fd. */
-	hi = fdr_geom_end(&fdr_st.cfg, width, r, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED),
-			  fdr_st.nr_open);
-	if ((unsigned long)fd >= lo && (unsigned long)fd < hi) {
-		fdr_count(&rs->inplace);
+	cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
+	c = fdr_chunk_of(fdr_st.cfg.base, fd);
+	if (c >= 0 && (unsigned long)fd < cap && o != FDR_OWN_SPARSE &&
+	    fdr_chunk_owner((unsigned)c) == o + 1) {
+		fdr_count(&ow->inplace);
 		return fd;
 	}
-	if (hi <= lo) {
-		/* The whole range lies at or above the limit: F_DUPFD would only
-		 * fail with EINVAL, so spare the syscall. */
-		fdr_count(&rs->fallback[FDR_FB_LIMIT]);
-		return fd;
+	nfd = o == FDR_OWN_SPARSE ? place_sparse(fd, cloexec, ow, cap) : -ENOSPC;
+	if (o == FDR_OWN_SPARSE && nfd == -ENOSPC) {
+		/* Learning took its share of the fd space: pack the rest. */
+		o = FDR_OWN_SHARED;
+		ow = fdr_owner(o);
 	}
-	nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
+	if (o != FDR_OWN_SPARSE)
+		nfd = place_in(fd, cloexec, o, cap);
 	if (nfd < 0) {
 		/* F_DUPFD: EINVAL for lo >= limit, EMFILE for no free fd below it. */
-		fdr_count(&rs->fallback[nfd == -EINVAL || nfd == -EMFILE ?
-					FDR_FB_LIMIT : FDR_FB_OTHER]);
-		return fd;
-	}
-	if ((unsigned long)nfd >= hi) {
-		sys_close((int)nfd);
-		fdr_count(&rs->fallback[FDR_FB_FULL]);
+		fdr_count(&ow->fallback[nfd == -ENOSPC ? FDR_FB_FULL :
+					nfd == -EINVAL || nfd == -EMFILE ? FDR_FB_LIMIT :
+					FDR_FB_OTHER]);
 		return fd;
 	}
 	/* The copy shares the open file; closing the original changes nothing
 	 * the caller can see except the number. */
 	sys_close(fd);
-	fdr_count(&rs->placed);
+	fdr_count(&ow->placed);
 	return (int)nfd;
 }

@@ -9,9 +9,10 @@ enum fdr_origin { FDR_FROM_ACCEPT, FDR_FROM_OPEN, FDR_FROM_OTHER };
 
 /*
  * The placement rule.  Takes the fd a successful libc call returned and
- * returns the fd the caller gets: a copy inside the thread's range (the
- * original closed), or the original itself.  Never fails, never changes
- * errno, never touches an fd other than @fd and its copy.
+ * returns the fd the caller gets: a copy in the chunks of the thread
+ * expected to use it (the original closed), or the original itself.
+ * Never fails, never changes errno, never touches an fd other than @fd and
+ * its copies.
  */
 int fdr_place(int fd, bool cloexec, enum fdr_origin origin) FDR_HIDDEN;
 

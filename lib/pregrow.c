@@ -6,15 +6,17 @@
  * two, when an fd above its size is allocated.  Once threads share the
  * table, expand_fdtable() waits for an RCU grace period (synchronize_rcu)
  * before the old table may be freed, because other threads may be reading
- * it without a lock: the first fd placed in a high range then stalls its
- * thread for milliseconds (bench/bench_growth: about 10 ms on a 2-vCPU VM,
- * against 3 us once grown).  A single-threaded process grows without that
- * wait.  Placement into ranges is what makes such high fds common, so the
- * library grows the table once at start-up, while the process is still
- * single-threaded, far enough to cover every range.
+ * it without a lock: the first fd placed above the table's size then stalls
+ * its thread for milliseconds (bench/bench_growth: about 10 ms on a 2-vCPU
+ * VM, against 3 us once grown).  A single-threaded process grows without
+ * that wait.  Placement starts at BASE (64), just above the embedded table,
+ * so a threaded program under the library needs a bigger table sooner than
+ * it would plain: the library grows it once at start-up, while the process
+ * is still single-threaded, far enough for the chunks most servers need.
  *
- * Bounds: never beyond the top of the configured ranges nor the soft
- * RLIMIT_NOFILE, and a table of at most FDRANGE_PREGROW entries (the kernel
+ * Bounds: never beyond the soft RLIMIT_NOFILE, and a table of at most
+ * FDRANGE_PREGROW entries (default 1024, enough for the compact chunks of
+ * most servers; the kernel
  * spends about 8.25 bytes per entry: an 8-byte file pointer plus bits in
  * the open, close-on-exec and full-word bitmaps; 65536 entries = 528 KiB).
  * The growth itself is the kernel's own: F_DUPFD of a spare fd to the
@@ -55,8 +57,7 @@ static long status_value(const char *buf, const char *key)
 
 void fdr_pregrow(void)
 {
-	unsigned long top = fdr_pregrow_top(&fdr_st.cfg, fdr_st.width, fdr_st.limit,
-					    fdr_st.nr_open, fdr_st.cfg.pregrow);
+	unsigned long top = fdr_pregrow_top(fdr_st.cfg.pregrow, fdr_st.limit, fdr_st.nr_open);
 	char buf[2048];
 	long fd, nfd, n;
 

@@ -5,39 +5,34 @@
 #ifndef FDR_PREGROW_H
 #define FDR_PREGROW_H
 
-#include "state.h"
+#include "geometry.h"
 
 /*
- * The highest fd the table is grown to cover, or 0 for none: the top of the
- * ranges (base + slots * width - 1), kept below the soft RLIMIT_NOFILE
- * @limit and fs.nr_open, and cut so that the table the kernel allocates
- * stays within @cap fds.  The kernel rounds a table up to a power of two
- * (at least 128 entries above the 64 embedded ones), and the table for fd
- * 2^k - 1 has exactly 2^k entries: the cut aims just below the largest
- * power of two <= cap.  Pure arithmetic, for the unit tests.
+ * The highest fd the table is grown to cover, or 0 for none: a table of at
+ * most @entries fds, kept below the chunk cap for the soft RLIMIT_NOFILE
+ * @limit and fs.nr_open (so 0 for a limit of 0, never a wrap).  The kernel
+ * rounds a table up to a power of two (at least 128 entries above the 64
+ * embedded ones), and the table for fd 2^k - 1 has exactly 2^k entries: the
+ * cut aims just below the largest power of two <= @entries.  Pure
+ * arithmetic, for the unit tests.
  */
-static inline unsigned long fdr_pregrow_top(const struct fdr_config *cfg, unsigned width,
-					    unsigned long limit, unsigned long nr_open,
-					    unsigned long cap)
+static inline unsigned long fdr_pregrow_top(unsigned long entries, unsigned long limit,
+					    unsigned long nr_open)
 {
-	unsigned long top, pow2 = 128;
+	unsigned long cap = fdr_geom_cap(limit, nr_open), top, pow2 = 128;
 
-	if (!width || !cfg->slots || cap < 128)
+	if (entries < 128 || cap <= 64)
 		return 0;
-	top = cfg->base + (unsigned long)cfg->slots * width - 1;
-	if (limit < nr_open)
-		nr_open = limit;
-	if (top > nr_open - 1)
-		top = nr_open - 1;
-	while (pow2 <= cap / 2)
+	while (pow2 <= entries / 2)
 		pow2 *= 2;
-	if (top > pow2 - 1)
-		top = pow2 - 1;
+	top = pow2 - 1;
+	if (top > cap - 1)
+		top = cap - 1;
 	/* fds 0..63 live in the table embedded in files_struct: nothing to grow. */
 	return top < 64 ? 0 : top;
 }
 
 /* Grow the table now if the process is single-threaded; see pregrow.c. */
-void fdr_pregrow(void) FDR_HIDDEN;
+void fdr_pregrow(void) __attribute__((visibility("hidden")));
 
 #endif

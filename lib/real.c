@@ -25,8 +25,3 @@ void *fdr_resolve(enum fdr_sym sym)
 	resolving = 0;
 	return __atomic_load_n(&fdr_next_tab[sym], __ATOMIC_RELAXED);
 }
-
-__attribute__((constructor(101))) static void fdr_resolve_early(void)
-{
-	fdr_resolve(FDR_SYM_accept);
-}

@@ -1,38 +1,127 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The statistics report (FDRANGE_STATS, fdrange_report()): the settings in
- * force and where they came from, the geometry, and per range what was
- * placed and why anything fell back.  Written with raw write(2) from a stack
- * buffer, so it works from a destructor and a signal handler alike.
+ * force and where they came from (from the option table), the geometry,
+ * what was learned about accepted connections, and per owner what was
+ * placed and why anything fell back.  Written with raw write(2) from a
+ * stack buffer, so it works from a destructor and a signal handler alike.
  */
 #include "state.h"
 #include "geometry.h"
-#include "shm_stats.h"
 #include "strbuf.h"
 #include "sys.h"
 
-static unsigned long load(const unsigned long *p)
+#define NCOLS 9
+
+static uint64_t load(const uint64_t *p)
 {
 	return __atomic_load_n(p, __ATOMIC_RELAXED);
 }
 
-static void row(struct strbuf *sb, const char *name, const char *span,
-		const unsigned long v[7])
+static void row(struct strbuf *sb, const char *name, const char *kind, uint64_t tid,
+		const uint64_t v[NCOLS])
 {
 	sb_strw(sb, name, 6);
-	sb_strw(sb, span, 16);
-	for (unsigned i = 0; i < 7; i++)
+	sb_strw(sb, kind, 8);
+	sb_u64w(sb, tid, 8);
+	for (unsigned i = 0; i < NCOLS; i++)
 		sb_u64w(sb, v[i], 9);
 	sb_char(sb, '\n');
+}
+
+static void settings(struct strbuf *sb, const struct fdr_config *cfg)
+{
+	char val[FDR_PATH_MAX];
+
+	sb_str(sb, "settings:");
+	for (unsigned i = 0; i < fdr_noptions; i++) {
+		fdr_option_format(&fdr_options[i], cfg, val, sizeof(val));
+		sb_str(sb, i % 4 ? " " : "\n ");
+		sb_str(sb, fdr_options[i].env);
+		sb_char(sb, '=');
+		sb_str(sb, val);
+		if (cfg->source[i] == FDR_SRC_DEFAULT)
+			sb_str(sb, "(default)");
+	}
+	sb_char(sb, '\n');
+}
+
+static void model(struct strbuf *sb, const struct fdr_blk_hdr *h)
+{
+	unsigned m = __atomic_load_n(&h->model, __ATOMIC_RELAXED);
+
+	sb_str(sb, "accepted: ");
+	sb_u64(sb, load(&h->accepted));
+	sb_str(sb, " connections while multi-threaded, ");
+	sb_u64(sb, load(&h->observed));
+	sb_str(sb, " seen registered; model ");
+	sb_str(sb, m < FDR_MODEL_NR ? fdr_model_words[m] : "?");
+	if (m == FDR_MODEL_ROTATION) {
+		sb_str(sb, " over ");
+		sb_u64(sb, h->rot_len);
+	}
+	if (m == FDR_MODEL_LOCAL || m == FDR_MODEL_ROTATION || m == FDR_MODEL_UNPREDICTABLE) {
+		sb_str(sb, ", settled after ");
+		sb_u64(sb, load(&h->learned_after));
+	}
+	sb_str(sb, "; ");
+	sb_u64(sb, load(&h->relearns));
+	sb_str(sb, " relearns, predictions ");
+	sb_u64(sb, load(&h->hits));
+	sb_str(sb, " right, ");
+	sb_u64(sb, load(&h->misses));
+	sb_str(sb, " wrong, ");
+	sb_u64(sb, load(&h->realignments));
+	sb_str(sb, " realignments\n");
+}
+
+static void owners(struct strbuf *sb, const struct fdr_blk_hdr *h)
+{
+	uint64_t total[NCOLS] = { 0 };
+	unsigned idle = 0, n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
+
+	sb_str(sb, "owner kind         tid   chunks  threads   placed  inplace     kept"
+		   "  fb_full fb_limit fb_other   probes\n");
+	for (unsigned o = 0; o < n && o < FDR_MAX_OWNERS; o++) {
+		const struct fdr_blk_owner *ow = &fdr_st.owners[o];
+		uint64_t v[NCOLS] = {
+			__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED), load(&ow->threads),
+			load(&ow->placed), load(&ow->inplace), load(&ow->kept),
+			load(&ow->fallback[FDR_FB_FULL]), load(&ow->fallback[FDR_FB_LIMIT]),
+			load(&ow->fallback[FDR_FB_OTHER]), load(&ow->probes),
+		};
+		unsigned kind = __atomic_load_n(&ow->kind, __ATOMIC_RELAXED);
+		bool any = false;
+		char name[16];
+		struct strbuf tmp;
+
+		for (unsigned i = 0; i < NCOLS; i++) {
+			total[i] += v[i];
+			any |= i != 1 && v[i] != 0;
+		}
+		if (!any) {
+			idle++;
+			continue;
+		}
+		sb_init(&tmp, name, sizeof(name), -1);
+		sb_u64(&tmp, o);
+		row(sb, name, kind < FDR_KIND_NR ? fdr_kind_words[kind] : "?",
+		    __atomic_load_n(&ow->tid, __ATOMIC_RELAXED), v);
+	}
+	row(sb, "total", "", 0, total);
+	if (idle) {
+		sb_u64(sb, idle);
+		sb_str(sb, " idle owners not shown\n");
+	}
 }
 
 int fdr_report_write(int fd)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
-	unsigned long total[7] = { 0 }, width, limit;
-	unsigned idle = 0;
-	char mem[1024], val[FDR_PATH_MAX], span[32], name[16];
-	struct strbuf sb, tmp;
+	const struct fdr_blk_hdr *h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+	unsigned long limit = __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED);
+	char mem[1024];
+	struct strbuf sb;
 
 	sb_init(&sb, mem, sizeof(mem), fd);
 	sb_str(&sb, "libfdrange " FDRANGE_VERSION_STRING " report: pid ");
@@ -40,69 +129,37 @@ int fdr_report_write(int fd)
 	sb_str(&sb, fdr_st.active ? ", placing fds\n" :
 		    fdr_st.secure ? ", passing through (secure-execution mode)\n" :
 		    fdr_st.config_error ? ", passing through (bad configuration)\n" :
-		    ", passing through (FDRANGE_DISABLE)\n");
-	sb_str(&sb, "settings:");
-	for (unsigned i = 0; i < fdr_noptions; i++) {
-		fdr_option_format(&fdr_options[i], cfg, val, sizeof(val));
-		sb_str(&sb, i % 4 ? " " : "\n ");
-		sb_str(&sb, fdr_options[i].env);
-		sb_char(&sb, '=');
-		sb_str(&sb, val);
-		if (cfg->source[i] == FDR_SRC_DEFAULT)
-			sb_str(&sb, "(default)");
-	}
-	limit = load(&fdr_st.limit);
-	sb_str(&sb, "\ngeometry: RLIMIT_NOFILE ");
+		    fdr_st.cfg.disable ? ", passing through (FDRANGE_DISABLE)\n" :
+		    ", passing through (no memory for its state)\n");
+	settings(&sb, cfg);
+	sb_str(&sb, "geometry: RLIMIT_NOFILE ");
 	sb_u64(&sb, limit);
 	sb_str(&sb, " (changed ");
-	sb_u64(&sb, load(&fdr_st.limit_changes));
+	sb_u64(&sb, h ? load(&h->limit_changes) : 0);
 	sb_str(&sb, " times), fs.nr_open ");
 	sb_u64(&sb, fdr_st.nr_open);
-	width = __atomic_load_n(&fdr_st.width, __ATOMIC_RELAXED);
-	sb_str(&sb, ", range width ");
-	sb_u64(&sb, width);
-	if (width) {
-		sb_str(&sb, ", ranges cover fds ");
-		sb_u64(&sb, cfg->base);
-		sb_str(&sb, "-");
-		sb_u64(&sb, fdr_geom_lo(cfg, (unsigned)width, cfg->slots) - 1);
-	} else {
-		sb_str(&sb, " (no range fits below the limit: not moving)");
+	sb_str(&sb, ", chunks of 64 fds from fd ");
+	sb_u64(&sb, cfg->base);
+	if (cfg->width) {
+		sb_str(&sb, ", fixed ranges of ");
+		sb_u64(&sb, cfg->width);
 	}
-	sb_str(&sb, "\nrange fds               threads   placed  inplace     kept  fb_full fb_limit fb_other\n");
-	for (unsigned r = 0; r < cfg->slots; r++) {
-		const struct fdr_range_stats *rs = fdr_rs(r);
-		unsigned long v[7] = {
-			load(&rs->threads), load(&rs->placed), load(&rs->inplace),
-			load(&rs->kept), load(&rs->fallback[FDR_FB_FULL]),
-			load(&rs->fallback[FDR_FB_LIMIT]), load(&rs->fallback[FDR_FB_OTHER]),
-		};
-		bool any = false;
+	if (h) {
+		unsigned top = __atomic_load_n(&h->top_chunk, __ATOMIC_RELAXED);
 
-		for (unsigned i = 0; i < 7; i++) {
-			total[i] += v[i];
-			any |= v[i] != 0;
-		}
-		if (!any) {
-			idle++;
-			continue;
-		}
-		sb_init(&tmp, name, sizeof(name), -1);
-		sb_u64(&tmp, r);
-		sb_init(&tmp, span, sizeof(span), -1);
-		if (width) {
-			sb_u64(&tmp, fdr_geom_lo(cfg, (unsigned)width, r));
-			sb_char(&tmp, '-');
-			sb_u64(&tmp, fdr_geom_lo(cfg, (unsigned)width, r + 1) - 1);
-		} else {
-			sb_char(&tmp, '-');
-		}
-		row(&sb, name, span, v);
+		sb_str(&sb, ", ");
+		sb_u64(&sb, top);
+		sb_str(&sb, " claimed at most (highest fd ");
+		sb_u64(&sb, top ? fdr_chunk_lo(cfg->base, top) - 1 : cfg->base);
+		sb_str(&sb, ")");
 	}
-	row(&sb, "total", "", total);
-	if (idle) {
-		sb_u64(&sb, idle);
-		sb_str(&sb, " idle ranges not shown\n");
+	sb_char(&sb, '\n');
+	if (h) {
+		model(&sb, h);
+		owners(&sb, h);
+		sb_str(&sb, "left alone while single-threaded: ");
+		sb_u64(&sb, load(&h->single_kept));
+		sb_str(&sb, " fds\n");
 	}
 	return sb_flush(&sb);
 }
@@ -124,9 +181,14 @@ static int open_dest(const char *dest)
 			sb_char(&sb, *dest);
 		}
 	}
-	/* Every %p may add digits: a cut path would be some other file. */
+	/*
+	 * Every %p may add digits: a cut path would be some other file.  Never
+	 * through a symlink another user planted (a root process would append
+	 * to the file it names), and no wider access than the owner's.
+	 */
 	fd = sb.len + 1 >= sizeof(path) ? -ENAMETOOLONG :
-		sys_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		sys_openat(AT_FDCWD, path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+			   0600);
 	if (fd < 0) {
 		char mem[FDR_PATH_MAX + 128];
 		struct strbuf err;
@@ -134,15 +196,18 @@ static int open_dest(const char *dest)
 		sb_init(&err, mem, sizeof(mem), 2);
 		sb_str(&err, "libfdrange: FDRANGE_STATS: cannot open ");
 		sb_quoted(&err, path, FDR_PATH_MAX);
-		sb_str(&err, " for the report (errno ");
-		sb_u64(&err, (unsigned long long)-fd);
-		sb_str(&err, ")\n");
+		sb_str(&err, fd == -ELOOP ? " for the report: it is a symbolic link\n" :
+			      " for the report (errno ");
+		if (fd != -ELOOP) {
+			sb_u64(&err, (unsigned long long)-fd);
+			sb_str(&err, ")\n");
+		}
 		sb_flush(&err);
 	}
 	return (int)fd;
 }
 
-__attribute__((destructor)) static void fdr_report_at_exit(void)
+void fdr_report_at_exit(void)
 {
 	int fd;
 

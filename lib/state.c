@@ -1,16 +1,29 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Start-up, per-thread range assignment and RLIMIT_NOFILE tracking.
+ * Start-up and shutdown, in one visible order, and RLIMIT_NOFILE tracking.
  *
- * Initialisation may run from the constructor, or earlier from a wrapper
- * called by another library's constructor, in any thread, even in a signal
+ * fdr_init() may run from our constructor, or earlier from a wrapper called
+ * by another library's constructor, in any thread, even in a signal
  * handler: it takes no lock (a CAS elects one initialiser; everyone else
  * passes through until it is done), does not allocate and uses no stdio.
+ * What needs a normal context (dlsym, pthread_atfork: both may lock and
+ * allocate) runs only in the constructor, which the dynamic linker calls
+ * in one, before main(); until then a fork child would simply keep writing
+ * its parent's block, and nothing forks that early but other libraries'
+ * constructors.
+ *
+ * Shutdown is one destructor: the exit report, only when FDRANGE_STATS asks
+ * for one.  Otherwise the library makes no syscall at exit; the block needs
+ * no removal (blockmap.c).
  */
 #include "state.h"
+#include "blockmap.h"
+#include "envcheck.h"
 #include "geometry.h"
+#include "handoff.h"
+#include "owners.h"
 #include "pregrow.h"
-#include "shm_stats.h"
+#include "real.h"
 #include "strbuf.h"
 #include "sys.h"
 
@@ -22,8 +35,7 @@
 
 struct fdr_state fdr_st FDR_HIDDEN;
 
-/* initial-exec: the general TLS model may call malloc on first access. */
-static __thread unsigned thread_slot __attribute__((tls_model("initial-exec")));
+extern char **environ;
 
 static const char *env_get(const char *name, void *arg)
 {
@@ -57,11 +69,10 @@ static long read_limit_raw(unsigned long *soft)
 	return ret < 0 ? ret : 0;
 }
 
-static unsigned long read_limit(void)
+static void set_limit(unsigned long soft)
 {
-	unsigned long soft;
-
-	return read_limit_raw(&soft) < 0 ? 1024 : soft;
+	__atomic_store_n(&fdr_st.limit, soft, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&fdr_st.cap, fdr_geom_cap(soft, fdr_st.nr_open), __ATOMIC_SEQ_CST);
 }
 
 static void config_error(const char *msg)
@@ -76,25 +87,74 @@ static void config_error(const char *msg)
 	sb_flush(&sb);
 }
 
-/* The child of fork() is a new process: its report counts its own fds. */
-static void atfork_child(void)
+/* The settings, or pass-through with one line on stderr. */
+static void load_config(void)
 {
-	/* First: the child must stop writing the parent's stats block. */
-	fdr_shm_atfork_child();
-	for (unsigned i = 0; i < fdr_st.cfg.slots; i++) {
-		struct fdr_range_stats *rs = fdr_rs(i);
-		unsigned long threads = rs->threads;
+	char msg[256];
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
 
-		__builtin_memset(rs, 0, sizeof(*rs));
-		rs->threads = threads;
+	fdr_st.ncpus = n < 1 ? 1 : n > (long)FDR_ROT_MAX ? FDR_ROT_MAX : (unsigned)n;
+	fdr_st.secure = getauxval(AT_SECURE) != 0;
+	if (fdr_st.secure) {
+		/* Set-id programs must not be steered by the environment. */
+		fdr_config_defaults(&fdr_st.cfg);
+		return;
 	}
-	fdr_st.limit_changes = 0;
+	/* A misspelt name is the same A/B mistake as a bad value. */
+	if (fdr_env_check(environ, msg, sizeof(msg)) < 0 ||
+	    fdr_config_load(&fdr_st.cfg, env_get, NULL, msg, sizeof(msg)) < 0) {
+		config_error(msg);
+		fdr_config_defaults(&fdr_st.cfg);
+		fdr_st.config_error = true;
+		return;
+	}
+	fdr_st.active = !fdr_st.cfg.disable;
 }
+
+static void read_limits(void)
+{
+	unsigned long soft;
+
+	fdr_st.nr_open = read_nr_open();
+	set_limit(read_limit_raw(&soft) < 0 ? 1024 : soft);
+}
+
+static void make_block(void)
+{
+	if (fdr_st.active && fdr_block_create() < 0)
+		fdr_st.active = false;
+}
+
+static void start_owners(void)
+{
+	if (fdr_st.active) {
+		fdr_owners_init();
+		fdr_handoff_init();
+	}
+}
+
+static void grow_table(void)
+{
+	if (fdr_st.active)
+		fdr_pregrow();  /* before the program can start threads */
+}
+
+/*
+ * Start-up, in order.  Each step needs the ones before it: the block is
+ * sized by fs.nr_open and laid out by the settings; owners and the
+ * rotation live in the block; growing the table needs the limit.
+ */
+static void (*const startup[])(void) = {
+	load_config,
+	read_limits,
+	make_block,
+	start_owners,
+	grow_table,
+};
 
 void fdr_init(void)
 {
 	int expected = FDR_UNINIT, saved_errno;
-	char msg[256];
 
 	if (!__atomic_compare_exchange_n(&fdr_st.phase, &expected, FDR_BUSY, false,
 					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
@@ -102,42 +162,10 @@ void fdr_init(void)
 	/* Called from a wrapper after a successful call, whose caller must
 	 * find errno as it was: sysconf() and getauxval() may set it. */
 	saved_errno = errno;
-
-	fdr_st.secure = getauxval(AT_SECURE) != 0;
-	if (fdr_st.secure) {
-		/* Set-id programs must not be steered by the environment. */
-		fdr_config_defaults(&fdr_st.cfg, 1);
-		fdr_st.active = false;
-	} else if (fdr_config_load(&fdr_st.cfg, sysconf(_SC_NPROCESSORS_ONLN), env_get,
-				   NULL, msg, sizeof(msg)) < 0) {
-		config_error(msg);
-		fdr_config_defaults(&fdr_st.cfg, sysconf(_SC_NPROCESSORS_ONLN));
-		fdr_st.config_error = true;
-		fdr_st.active = false;
-	} else {
-		fdr_st.active = !fdr_st.cfg.disable;
-	}
-	fdr_st.nr_open = read_nr_open();
-	fdr_st.limit = read_limit();
-	fdr_st.width = fdr_geom_width(&fdr_st.cfg, fdr_st.limit, fdr_st.nr_open);
-	if (fdr_st.active) {
-		pthread_atfork(NULL, NULL, atfork_child);
-		fdr_pregrow();  /* before the program can start threads */
-	}
+	for (unsigned i = 0; i < sizeof(startup) / sizeof(startup[0]); i++)
+		startup[i]();
 	__atomic_store_n(&fdr_st.phase, FDR_READY, __ATOMIC_RELEASE);
 	errno = saved_errno;
-}
-
-unsigned fdr_thread_slot(void)
-{
-	unsigned s = thread_slot;
-
-	if (__builtin_expect(s != 0, 1))
-		return s - 1;
-	s = __atomic_fetch_add(&fdr_st.next_thread, 1, __ATOMIC_RELAXED) % fdr_st.cfg.slots;
-	fdr_count(&fdr_rs(s)->threads);
-	thread_slot = s + 1;
-	return s;
 }
 
 void fdr_limit_changed(unsigned long soft)
@@ -146,27 +174,44 @@ void fdr_limit_changed(unsigned long soft)
 		return;
 	/*
 	 * Threads setting the limit at once may store in the opposite order
-	 * of their syscalls and leave the geometry of an older limit behind.
-	 * So each one checks, after its store, that the kernel still has the
+	 * of their syscalls and leave the cap of an older limit behind.  So
+	 * each one checks, after its store, that the kernel still has the
 	 * limit it stored, and stores again if not: whoever stores last has
-	 * checked after storing, so the geometry ends at the kernel's limit.
+	 * checked after storing, so the cap ends at the kernel's limit.
 	 * One more prlimit64 per setrlimit call, none per placed fd.
 	 */
 	for (;;) {
 		unsigned long now;
 
-		__atomic_store_n(&fdr_st.limit, soft, __ATOMIC_SEQ_CST);
-		__atomic_store_n(&fdr_st.width, fdr_geom_width(&fdr_st.cfg, soft, fdr_st.nr_open),
-				 __ATOMIC_SEQ_CST);
+		set_limit(soft);
 		if (read_limit_raw(&now) < 0 || now == soft)
 			break;
 		soft = now;
 	}
-	fdr_count(&fdr_st.limit_changes);
-	fdr_shm_geometry();
+	if (fdr_st.hdr)
+		fdr_count(&fdr_st.hdr->limit_changes);
+	fdr_block_geometry();
 }
 
-__attribute__((constructor)) static void fdr_constructor(void)
+/* The child of fork() is a new process: a block of its own, its own counts. */
+static void atfork_child(void)
 {
+	/* First: the child must stop writing the parent's block. */
+	fdr_block_atfork_child();
+	fdr_owners_atfork_child();
+	fdr_handoff_atfork_child();
+}
+
+/* The steps that need a normal context; see the top of this file. */
+__attribute__((constructor(101))) static void fdr_constructor(void)
+{
+	fdr_resolve(FDR_SYM_accept);  /* every libc symbol at once: no dlsym later */
 	fdr_init();
+	if (fdr_st.active)
+		pthread_atfork(NULL, NULL, atfork_child);
+}
+
+__attribute__((destructor)) static void fdr_destructor(void)
+{
+	fdr_report_at_exit();
 }

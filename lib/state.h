@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Process-wide state of the library: configuration, the current geometry,
- * the per-range counters, and each thread's range.
+ * Process-wide state of the library: the configuration, the limit the
+ * chunks must stay below, and where the block (block.h) is.  The block
+ * holds everything that changes while the program runs; this holds what
+ * is fixed at start-up, plus the few words the hot path reads.
  */
 #ifndef FDR_STATE_H
 #define FDR_STATE_H
 
+#include "block.h"
 #include "options.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #define FDR_HIDDEN __attribute__((visibility("hidden")))
 #define FDR_EXPORT __attribute__((visibility("default")))
@@ -18,48 +22,34 @@
  * (and some arm64 cores have 128-byte lines), so a counter one line away
  * from another thread's still makes the pair bounce between cores.
  */
-#define FDR_PAD 128
+#define FDR_PAD FDR_OWNER_SIZE
 
 enum fdr_phase { FDR_UNINIT, FDR_BUSY, FDR_READY };
-
-/* Why an fd was not moved into its range. */
-enum fdr_reason {
-	FDR_FB_FULL,   /* F_DUPFD found no free fd inside the range */
-	FDR_FB_LIMIT,  /* the range is not below RLIMIT_NOFILE (EINVAL, EMFILE, no geometry) */
-	FDR_FB_OTHER,  /* any other F_DUPFD error */
-	FDR_FB_NR
-};
-
-/*
- * Counters of one range.  Each range has FDR_PAD bytes of its own: in the
- * thread policy only the range's own thread writes it, so the placement
- * path never writes a line another thread writes too.
- */
-struct fdr_range_stats {
-	unsigned long placed;          /* moved into the range */
-	unsigned long inplace;         /* already inside it, left alone */
-	unsigned long kept;            /* not moved by rule: fds 0-2, policy */
-	unsigned long fallback[FDR_FB_NR];
-	unsigned long threads;         /* threads given this range */
-} __attribute__((aligned(FDR_PAD)));
 
 struct fdr_state {
 	int phase;                 /* enum fdr_phase */
 	bool active;               /* placing fds */
 	bool secure;               /* AT_SECURE: environment ignored */
-	bool config_error;         /* bad FDRANGE_* value: passing through */
+	bool config_error;         /* bad or unknown FDRANGE_* variable: passing through */
 	struct fdr_config cfg;
+	unsigned ncpus;            /* online CPUs at start-up */
 	unsigned long nr_open;     /* fs.nr_open, read once */
-	unsigned long limit;       /* soft RLIMIT_NOFILE as last seen */
-	unsigned width;            /* range width for limit; 0 = no fit */
-	unsigned long limit_changes;
 
-	/* written once per new thread */
-	unsigned next_thread __attribute__((aligned(FDR_PAD)));
-	/* written on every accept under the roundrobin policy */
-	unsigned long rr_next __attribute__((aligned(FDR_PAD)));
+	/* The block (block.c): pointers set at start-up and in a fork child. */
+	struct fdr_blk_hdr *hdr;
+	struct fdr_blk_owner *owners;
+	uint32_t *chunks;          /* owner index + 1 per chunk */
+	uint64_t *recs;
+	unsigned nchunks;          /* chunk table entries (below nr_open) */
+	uint64_t nrecs;
 
-	struct fdr_range_stats range[FDR_MAX_SLOTS];
+	/* Read on every placement, written when the limit changes. */
+	unsigned long limit __attribute__((aligned(FDR_PAD)));  /* soft RLIMIT_NOFILE */
+	unsigned long cap;         /* fdr_geom_cap(limit, nr_open) */
+
+	/* Written once per new owner and per claimed chunk. */
+	unsigned claim_from __attribute__((aligned(FDR_PAD)));  /* lowest chunk maybe unclaimed */
+	unsigned next_thread;      /* threads that asked for an owner */
 };
 
 extern struct fdr_state fdr_st FDR_HIDDEN;
@@ -77,18 +67,29 @@ static inline bool fdr_ready(void)
 	return fdr_st.active;
 }
 
-/* The calling thread's range index, assigning one on first use. */
-unsigned fdr_thread_slot(void) FDR_HIDDEN;
+/*
+ * glibc clears this when the process creates its first thread and never
+ * sets it again.  While it is set there is no other thread whose fds could
+ * share a line with ours: nothing is moved, no syscall is made.
+ */
+extern char __libc_single_threaded __attribute__((weak));
+
+static inline bool fdr_single_threaded(void)
+{
+	return &__libc_single_threaded && __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+}
 
 /* A new soft RLIMIT_NOFILE took effect in this process. */
 void fdr_limit_changed(unsigned long soft) FDR_HIDDEN;
 
-static inline void fdr_count(unsigned long *counter)
+static inline void fdr_count(uint64_t *counter)
 {
 	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }
 
 /* Write the report to @fd.  Returns 0 or -errno. */
 int fdr_report_write(int fd) FDR_HIDDEN;
+/* At exit: the report FDRANGE_STATS asks for, if any. */
+void fdr_report_at_exit(void) FDR_HIDDEN;
 
 #endif

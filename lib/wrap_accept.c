@@ -2,7 +2,7 @@
 /* accept(2), accept4(2): the fds a server creates most. */
 #include "place.h"
 #include "real.h"
-#include "shm_stats.h"
+#include "handoff.h"
 
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -17,7 +17,7 @@ FDR_EXPORT int accept(int sockfd, struct sockaddr *addr, socklen_t *addrlen)
 	if (fd < 0)
 		return fd;
 	fd = fdr_place(fd, false, FDR_FROM_ACCEPT);
-	fdr_shm_accepted(fd);
+	fdr_handoff_accepted(fd);
 	return fd;
 }
 
@@ -30,6 +30,6 @@ FDR_EXPORT int accept4(int sockfd, struct sockaddr *addr, socklen_t *addrlen, in
 	if (fd < 0)
 		return fd;
 	fd = fdr_place(fd, flags & SOCK_CLOEXEC, FDR_FROM_ACCEPT);
-	fdr_shm_accepted(fd);
+	fdr_handoff_accepted(fd);
 	return fd;
 }

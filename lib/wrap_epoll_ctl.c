@@ -8,7 +8,7 @@
  * except a thread's first gettid(), which leaves errno alone.
  */
 #include "real.h"
-#include "shm_stats.h"
+#include "handoff.h"
 
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -21,6 +21,6 @@ FDR_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
 			 (int)syscall(SYS_epoll_ctl, epfd, op, fd, event);
 
 	if (ret == 0 && op == EPOLL_CTL_ADD)
-		fdr_shm_registered(fd);
+		fdr_handoff_registered(fd);
 	return ret;
 }

@@ -19,11 +19,27 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* After a successful call: the soft limit @rl set, if it was RLIMIT_NOFILE. */
+/*
+ * After a successful call: the soft limit @rl set, if it was RLIMIT_NOFILE.
+ * @rl may be NULL: the kernel accepts prlimit64 with no new limit (nothing
+ * is set, the call returns 0), and glibc's setrlimit(res, NULL) is exactly
+ * that call, so a NULL that reaches here after success sets nothing.  It is
+ * read only after the kernel has read it successfully, so it is readable.
+ * glibc declares setrlimit's pointer nonnull, so the compiler would drop a
+ * plain NULL test in those two: the pointer goes through launder() first.
+ */
 #define NOTED(ret, resource, rl) ({ \
-	if ((ret) == 0 && (int)(resource) == RLIMIT_NOFILE) \
-		fdr_limit_changed((unsigned long)(rl)->rlim_cur); \
+	const __typeof__(*(rl)) *rl_ = launder(rl); \
+	if ((ret) == 0 && rl_ && (int)(resource) == RLIMIT_NOFILE) \
+		fdr_limit_changed((unsigned long)rl_->rlim_cur); \
 	(ret); })
+
+/* @p, with everything the compiler believed about it forgotten. */
+static inline const void *launder(const void *p)
+{
+	__asm__("" : "+r"(p));
+	return p;
+}
 
 static int is_self(pid_t pid)
 {

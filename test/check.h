@@ -10,6 +10,8 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
@@ -30,13 +32,29 @@ static bool placed_mode;
 /* argv[1] is "plain" or "placed", and must match whether the library is
  * loaded: a preload that silently failed would otherwise turn every
  * placement assertion into a no-op. */
+static void *test_idle_thread(void *arg)
+{
+	for (;;)
+		pause();
+	return arg;
+}
+
+/*
+ * The library leaves a single-threaded process alone (nothing to
+ * separate); the test programs check placement, so like the servers they
+ * stand for they are multi-threaded from the start: an idle thread.
+ */
 static inline void test_mode(int argc, char **argv)
 {
+	pthread_t idle;
+
 	CHECK(argc >= 2 && (!strcmp(argv[1], "plain") || !strcmp(argv[1], "placed")),
 	      "usage: %s plain|placed [ARGS]", argv[0]);
 	placed_mode = !strcmp(argv[1], "placed");
 	CHECK(placed_mode == (dlsym(RTLD_DEFAULT, "fdrange_version") != NULL),
 	      "mode %s but libfdrange %s loaded", argv[1], placed_mode ? "is not" : "is");
+	CHECK(pthread_create(&idle, NULL, test_idle_thread, NULL) == 0, "pthread_create");
+	pthread_detach(idle);
 }
 
 /* A numeric test parameter from the environment; unset or empty: @def. */

@@ -4,6 +4,7 @@
  * onload(1) and eatmydata(1).  Options are validated with the library's own
  * parser before anything starts, so a bad value never reaches a run.
  */
+#include "envcheck.h"
 #include "options.h"
 #include "geometry.h"
 #include "stat.h"
@@ -20,6 +21,9 @@
 #define EXIT_USAGE 2
 #define EXIT_NOEXEC 126
 #define EXIT_NOTFOUND 127
+
+/* Where ld.so splits LD_PRELOAD (glibc's rtld: strsep(" :")). */
+#define PRELOAD_SEPARATORS " :"
 
 static const char *prog = "fdrange";
 
@@ -75,8 +79,9 @@ static void usage(FILE *out)
 		"  -h, --help         show this help and exit\n"
 		"  --version          show the version and exit\n"
 		"\n"
-		"Exit status: COMMAND's, or 2 for a bad option, 126 if COMMAND cannot be\n"
-		"executed, 127 if it is not found.\n");
+		"Exit status: COMMAND's, or 2 for a bad option or an unknown FDRANGE_*\n"
+		"variable in the environment, 126 if COMMAND cannot be executed, 127 if\n"
+		"it is not found.\n");
 }
 
 static const char *lookup_env(const char *name, void *arg)
@@ -96,16 +101,19 @@ static int find_library(char *out, size_t len)
 
 		exe[n] = 0;
 		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = 0;
-			if (snprintf(out, len, "%s/../lib/libfdrange.so", exe) < (int)len &&
-			    access(out, R_OK) == 0) {
-				char real[PATH_MAX];
+		if (slash && (size_t)(slash - exe) + sizeof("/../lib") <= sizeof(exe)) {
+			char real[PATH_MAX];
 
-				if (realpath(out, real))
-					snprintf(out, len, "%s", real);
+			/*
+			 * Resolve the directory, not the file: libfdrange.so is
+			 * a link to the versioned file, and LD_PRELOAD should
+			 * keep naming libfdrange.so.
+			 */
+			memcpy(slash, "/../lib", sizeof("/../lib"));
+			if (realpath(exe, real) &&
+			    snprintf(out, len, "%s/libfdrange.so", real) < (int)len &&
+			    access(out, R_OK) == 0)
 				return 0;
-			}
 		}
 	}
 	snprintf(out, len, "%s/libfdrange.so", FDRANGE_LIBDIR);
@@ -136,7 +144,7 @@ static char *compose_preload(const char *lib, const char *old)
 	if (!out)
 		return NULL;
 	while (old && *old) {
-		size_t w = strcspn(old, ": ");
+		size_t w = strcspn(old, PRELOAD_SEPARATORS);
 
 		if (w && !is_libfdrange(old, w)) {
 			memcpy(out + n, old, w);
@@ -152,6 +160,30 @@ static char *compose_preload(const char *lib, const char *old)
 	return out;
 }
 
+/*
+ * fs.nr_open, the kernel's cap on any process's fd numbers, as the library
+ * reads it (FDR_MAX_FD, the kernel default, where /proc cannot say), so
+ * that -v shows the geometry the library will compute.
+ */
+static unsigned long read_nr_open(void)
+{
+	unsigned long v = 0;
+	FILE *f = fopen("/proc/sys/fs/nr_open", "re");
+
+	if (f) {
+		char buf[32], *end;
+
+		if (fgets(buf, sizeof(buf), f)) {
+			errno = 0;
+			v = strtoul(buf, &end, 10);
+			if (errno || end == buf || (*end && *end != '\n'))
+				v = 0;
+		}
+		fclose(f);
+	}
+	return v ? v : FDR_MAX_FD;
+}
+
 static void print_settings(const struct fdr_config *cfg, const char *lib)
 {
 	struct rlimit rl;
@@ -164,15 +196,15 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
 	}
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-		unsigned width = fdr_geom_width(cfg, rl.rlim_cur, FDR_MAX_FD);
+		unsigned long cap = fdr_geom_cap(rl.rlim_cur, read_nr_open());
 
-		if (width)
-			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: %u ranges of %u fds, fds %u-%lu"
-				" (a program that changes its limit gets ranges for the new one)\n",
-				prog, (unsigned long long)rl.rlim_cur, cfg->slots, width, cfg->base,
-				fdr_geom_lo(cfg, width, cfg->slots) - 1);
+		if (cap > cfg->base)
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: chunks of 64 fds from fd %u up to fd %lu, "
+				"%s (a program that changes its limit gets chunks below the new one)\n",
+				prog, (unsigned long long)rl.rlim_cur, cfg->base, cap - 1,
+				cfg->width ? "in fixed ranges" : "claimed by each thread as it needs them");
 		else
-			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no range fits; "
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no chunk fits; "
 				"fds stay where the kernel puts them until the limit is raised\n",
 				prog, (unsigned long long)rl.rlim_cur);
 	}
@@ -184,7 +216,7 @@ int main(int argc, char **argv)
 	bool verbose = false;
 	char lib[PATH_MAX], msg[256];
 	char *preload;
-	int i;
+	int i, err;
 
 	/* A subcommand only as the very first word: after options or "--",
 	 * "stat" is the command to run. */
@@ -239,7 +271,7 @@ int main(int argc, char **argv)
 			}
 			val = argv[++i];
 		}
-		fdr_config_defaults(&scratch, 1);
+		fdr_config_defaults(&scratch);
 		if (fdr_option_parse(o, val, &scratch, msg, sizeof(msg)) < 0) {
 			fprintf(stderr, "%s: --%s: %s\n", prog, name, msg);
 			return EXIT_USAGE;
@@ -250,15 +282,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s: no command given; see '%s --help'\n", prog, prog);
 		return EXIT_USAGE;
 	}
+	/* A misspelt variable would otherwise run with the default setting. */
+	if (fdr_env_check(environ, msg, sizeof(msg)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, msg);
+		return EXIT_USAGE;
+	}
 	/* The environment as the library will read it, flags and inherited alike. */
-	if (fdr_config_load(&cfg, sysconf(_SC_NPROCESSORS_ONLN), lookup_env, NULL, msg,
-			    sizeof(msg)) < 0) {
+	if (fdr_config_load(&cfg, lookup_env, NULL, msg, sizeof(msg)) < 0) {
 		fprintf(stderr, "%s: %s\n", prog, msg);
 		return EXIT_USAGE;
 	}
 	if (find_library(lib, sizeof(lib)) < 0) {
 		fprintf(stderr, "%s: libfdrange.so not found (looked next to this program and in %s)\n",
 			prog, FDRANGE_LIBDIR);
+		return EXIT_NOEXEC;
+	}
+	if (lib[strcspn(lib, PRELOAD_SEPARATORS)]) {
+		fprintf(stderr, "%s: cannot preload %s: the dynamic loader splits LD_PRELOAD at "
+			"spaces and colons; install or build libfdrange under a path without them\n",
+			prog, lib);
 		return EXIT_NOEXEC;
 	}
 	preload = compose_preload(lib, getenv("LD_PRELOAD"));
@@ -271,6 +313,8 @@ int main(int argc, char **argv)
 	if (verbose)
 		print_settings(&cfg, lib);
 	execvp(argv[i], argv + i);
-	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(errno));
-	return errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
+	/* Read errno before printing: fprintf to a closed stderr sets it. */
+	err = errno;
+	fprintf(stderr, "%s: %s: %s\n", prog, argv[i], strerror(err));
+	return err == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC;
 }

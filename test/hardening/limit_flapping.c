@@ -52,7 +52,7 @@ int main(int argc, char **argv)
 	struct rlimit rl, orig;
 	double t0, seconds = (double)env_num("HARD_SECONDS", 2);
 	unsigned long flaps = 0, emfile = 0, ops;
-	long slots = env_num("FDRANGE_SLOTS", 4), base = env_num("FDRANGE_BASE", 64);
+	long base = env_num("FDRANGE_BASE", 64);
 	int before;
 
 	hard_init(argc, argv);
@@ -78,21 +78,21 @@ int main(int argc, char **argv)
 		emfile += c[i].emfile;
 	CHECK(count_fds() == before, "leak: %d fds open, %d before", count_fds(), before);
 
-	/* The geometry follows the limit the kernel has now. */
+	/* The chunks follow the limit the kernel has now. */
 	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0, "getrlimit");
 	if (placed_mode) {
-		long width = ((long)rl.rlim_cur - 1 - base) / slots / 64 * 64;
+		long cap = ((long)rl.rlim_cur - 1) / 64 * 64;
 		int lo, hi, fd;
 
-		if (width <= 0) {
+		if (cap <= base) {
 			CHECK(api_range(&lo, &hi) == -ERANGE, "a range although none fits below %lu",
 			      (unsigned long)rl.rlim_cur);
 			goto done;
 		}
 		CHECK(api_range(&lo, &hi) == 0, "no range for limit %lu", (unsigned long)rl.rlim_cur);
-		CHECK(hi - lo == width && hi <= (long)rl.rlim_cur - 1,
-		      "range [%d,%d) for limit %lu, width %ld expected", lo, hi,
-		      (unsigned long)rl.rlim_cur, width);
+		CHECK(hi - lo == 64 && lo >= base && hi <= cap,
+		      "chunk [%d,%d) for limit %lu, one of 64 fds below %ld expected", lo, hi,
+		      (unsigned long)rl.rlim_cur, cap);
 		fd = eventfd(0, 0);
 		CHECK(fd >= lo && fd < hi, "fd %d outside [%d,%d)", fd, lo, hi);
 		close(fd);

@@ -19,6 +19,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 note() { echo "# $*"; }
 
 cleanup() {
+	[ -z "${HOLD_PID:-}" ] || kill "$HOLD_PID" 2>/dev/null || true
 	for p in $MC_PIDS; do kill "$p" 2>/dev/null || true; done
 	for p in $MC_PIDS; do
 		for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done

@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 command -v memcaslap >/dev/null || { echo "memcaslap not installed: skipping"; exit 77; }
 
-FDRANGE_SLOTS=2 FDRANGE_ACCEPT=roundrobin start_mc placed -t 2 -m 1024
+start_mc placed -t 2 -m 1024
 printf 'key\n64 64 1\nvalue\n1024 1024 1\ncmd\n0 0.1\n1 0.9\n' >"$TMP/ms.cfg"
 timeout 60 memcaslap -s "127.0.0.1:$MC_PORT" -T 2 -c 16 -t 2s -S 2s -F "$TMP/ms.cfg" \
 	>"$TMP/ms.log" 2>&1 || { cat "$TMP/ms.log"; fail "memcaslap exited non-zero"; }

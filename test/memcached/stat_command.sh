@@ -5,7 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 # With the library: the stats block is found and read.
-FDRANGE_SLOTS=4 FDRANGE_ACCEPT=roundrobin start_mc placed -t 4
+start_mc placed -t 4
 hold "$MC_PORT" 32
 "$FDRANGE" stat --color=never "$MC_PID" >"$TMP/with.txt" || fail "stat with the library: exit $?"
 grep -q "^libfdrange .*stats block v2" "$TMP/with.txt" || fail "no stats block read"

@@ -29,7 +29,7 @@ static int load1(const char *name, const char *value, struct fdr_config *cfg, ch
 {
 	struct env e = { { name }, { value } };
 
-	return fdr_config_load(cfg, 8, lookup, &e, msg, 256);
+	return fdr_config_load(cfg, lookup, &e, msg, 256);
 }
 
 static void defaults_without_environment(void **state)
@@ -39,11 +39,12 @@ static void defaults_without_environment(void **state)
 	char msg[256];
 
 	(void)state;
-	assert_int_equal(fdr_config_load(&cfg, 6, lookup, &e, msg, sizeof(msg)), 0);
-	assert_int_equal(cfg.slots, 6);
+	assert_int_equal(fdr_config_load(&cfg, lookup, &e, msg, sizeof(msg)), 0);
+	assert_int_equal(cfg.slots, 0);
 	assert_int_equal(cfg.base, 64);
 	assert_int_equal(cfg.width, 0);
-	assert_int_equal(cfg.accept, FDR_ACCEPT_THREAD);
+	assert_int_equal(cfg.accept, FDR_ACCEPT_AUTO);
+	assert_int_equal(cfg.pregrow, 1024);
 	assert_int_equal(cfg.open, FDR_OPEN_MOVE);
 	assert_false(cfg.disable);
 	assert_string_equal(cfg.stats, "");
@@ -51,15 +52,17 @@ static void defaults_without_environment(void **state)
 		assert_int_equal(cfg.source[i], FDR_SRC_DEFAULT);
 }
 
-static void slots_default_is_capped(void **state)
+/* Each row's default parses as a value of its own row: one source of truth. */
+static void every_default_parses(void **state)
 {
 	struct fdr_config cfg;
+	char msg[256];
 
 	(void)state;
-	fdr_config_defaults(&cfg, 5000);
-	assert_int_equal(cfg.slots, FDR_MAX_SLOTS);
-	fdr_config_defaults(&cfg, -1); /* sysconf failed */
-	assert_int_equal(cfg.slots, 1);
+	memset(&cfg, 0, sizeof(cfg));
+	for (unsigned i = 0; i < fdr_noptions; i++)
+		assert_int_equal(fdr_option_parse(&fdr_options[i], fdr_options[i].def, &cfg, msg,
+						  sizeof(msg)), 0);
 }
 
 static void good_values_are_taken(void **state)
@@ -97,6 +100,14 @@ static void good_values_are_taken(void **state)
 	assert_string_equal(cfg.stats, "stderr");
 	assert_int_equal(load1("FDRANGE_STATS", "/tmp/r.%p", &cfg, msg), 0);
 	assert_string_equal(cfg.stats, "/tmp/r.%p");
+	assert_int_equal(load1("FDRANGE_STATS", "./none", &cfg, msg), 0);
+	assert_string_equal(cfg.stats, "./none");
+	assert_int_equal(load1("FDRANGE_SLOTS", "auto", &cfg, msg), 0);
+	assert_int_equal(cfg.slots, 0);
+	assert_int_equal(load1("FDRANGE_ACCEPT", "thread", &cfg, msg), 0);
+	assert_int_equal(cfg.accept, FDR_ACCEPT_THREAD);
+	assert_int_equal(load1("FDRANGE_ACCEPT", "auto", &cfg, msg), 0);
+	assert_int_equal(cfg.accept, FDR_ACCEPT_AUTO);
 }
 
 /* Each bad value is refused with one line naming variable, value, accepted. */
@@ -137,6 +148,10 @@ static void bad_values_are_refused(void **state)
 	expect_refused("FDRANGE_DISABLE", "2", "not a boolean");
 	expect_refused("FDRANGE_DISABLE", "", "empty value");
 	expect_refused("FDRANGE_STATS", "", "empty value");
+	/* No slash: a mistake, not a file in whatever the cwd is. */
+	expect_refused("FDRANGE_STATS", "1", "not stderr, none or a path");
+	expect_refused("FDRANGE_STATS", "yes", "not stderr, none or a path");
+	expect_refused("FDRANGE_STATS", "64k", "not stderr, none or a path");
 }
 
 static void message_names_value_and_accepted(void **state)
@@ -147,12 +162,14 @@ static void message_names_value_and_accepted(void **state)
 	(void)state;
 	load1("FDRANGE_SLOTS", "abc", &cfg, msg);
 	assert_string_equal(msg, "FDRANGE_SLOTS=\"abc\": not a number; "
-				 "accepted: an integer from 1 to 1024");
+				 "accepted: 'auto' or an integer from 1 to 1024");
 	load1("FDRANGE_WIDTH", "65", &cfg, msg);
 	assert_string_equal(msg, "FDRANGE_WIDTH=\"65\": not a multiple of 64; "
 				 "accepted: 'auto' or a multiple of 64 from 64 to 1048576");
+	load1("FDRANGE_BASE", "65", &cfg, msg);
+	assert_non_null(strstr(msg, "not a multiple of 64"));
 	load1("FDRANGE_ACCEPT", "x", &cfg, msg);
-	assert_string_equal(msg, "FDRANGE_ACCEPT=\"x\": unknown value; accepted: thread or roundrobin");
+	assert_string_equal(msg, "FDRANGE_ACCEPT=\"x\": unknown value; accepted: auto, thread or roundrobin");
 }
 
 static void control_characters_stay_on_one_line(void **state)
@@ -179,7 +196,7 @@ static void first_error_wins_and_config_is_defaults(void **state)
 	char msg[256];
 
 	(void)state;
-	assert_int_equal(fdr_config_load(&cfg, 8, lookup, &e, msg, sizeof(msg)), -EINVAL);
+	assert_int_equal(fdr_config_load(&cfg, lookup, &e, msg, sizeof(msg)), -EINVAL);
 	assert_non_null(strstr(msg, "FDRANGE_BASE=\"7\""));
 }
 
@@ -189,11 +206,11 @@ static void format_round_trips(void **state)
 	char val[FDR_PATH_MAX], msg[256];
 
 	(void)state;
-	fdr_config_defaults(&cfg, 3);
+	fdr_config_defaults(&cfg);
 	cfg.width = 128;
 	cfg.accept = FDR_ACCEPT_ROUNDROBIN;
 	strcpy(cfg.stats, "stderr");
-	fdr_config_defaults(&back, 3);
+	fdr_config_defaults(&back);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
 		fdr_option_format(&fdr_options[i], &cfg, val, sizeof(val));
 		if (fdr_options[i].type == FDR_T_DEST && !strcmp(val, "none"))
@@ -224,7 +241,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(defaults_without_environment),
-		cmocka_unit_test(slots_default_is_capped),
+		cmocka_unit_test(every_default_parses),
 		cmocka_unit_test(good_values_are_taken),
 		cmocka_unit_test(bad_values_are_refused),
 		cmocka_unit_test(message_names_value_and_accepted),

@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Learning who serves accepted connections, so that each goes to the
+ * chunks of the thread that will use it (FDRANGE_ACCEPT=auto).
+ *
+ * A server registers a connection with epoll_ctl(EPOLL_CTL_ADD) from the
+ * thread that serves it.  Each accepted fd carries, in its record, the
+ * accept's sequence number and the prediction made for it; the thread that
+ * registers it is the answer.  From the last answers the learner settles on
+ * a model:
+ *  - local: served by the thread that accepted it (h2o, redis, haproxy
+ *    with multi-queue off, trafficserver with accept_threads 0);
+ *  - rotation: one thread accepts and deals connections out in a fixed
+ *    order over L threads (memcached, trafficserver's ACCEPT thread, the
+ *    boss/worker pattern of Netty and Java NIO servers): connection k goes
+ *    to the thread at position (k + offset) mod L;
+ *  - unpredictable: neither fits (haproxy's default multi-queue, varnish);
+ *    such fds are packed in a pool of their own, apart from the threads'
+ *    chunks, and `fdrange stat` says so.
+ * Until a model fits, accepted fds go alone on an 8-fd line each (the
+ * sparse pool, FDR_SPARSE_CHUNKS at most), so the early connections of a
+ * long-lived burst leave no shared line behind either.
+ *
+ * Once settled the learner only checks predictions.  A rotation that drifts
+ * (memcached refuses a connection: our counter moved, its own did not)
+ * is realigned by the first miss, once: fds accepted before the correction
+ * carry an older generation and cannot correct it again.  Too many misses
+ * (a quarter of the last 32) and the model is learned again.
+ *
+ * No lock on the wrapper paths: the learner runs under a try-lock, and an
+ * answer that finds it busy is simply not used.  Accepts read the model
+ * with relaxed loads; a torn read misplaces one fd, nothing worse.
+ */
+#include "handoff.h"
+#include "owners.h"
+
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+#define RING 64u
+#define WINDOW 32u
+
+static TLS uint64_t tls_pick;   /* record for the fd being accepted; 0 none */
+static TLS unsigned tls_lane;   /* roundrobin: lane this thread serves + 1 */
+
+/* seq + 1 (bits 0..31) | acceptor owner + 1 (32..47) | server owner + 1 (48..63) */
+static uint64_t ring[RING];
+static int busy;                /* the learner's try-lock */
+static unsigned gen;            /* model generation, bumped on every change */
+static unsigned long rot_off;   /* rotation position of seq k: (k + rot_off) % L */
+static uint32_t window;         /* the last WINDOW checks, 1 = miss */
+static bool stale;              /* a predicted thread is gone */
+
+#define E_SEQ(e)  ((uint32_t)(e))
+#define E_ACC(e)  ((unsigned)((e) >> 32) & 0xffffu)
+#define E_SRV(e)  ((unsigned)((e) >> 48))
+
+void fdr_handoff_init(void)
+{
+	struct fdr_blk_hdr *h = fdr_st.hdr;
+
+	if (fdr_st.cfg.accept != FDR_ACCEPT_ROUNDROBIN)
+		return;
+	h->rot_len = fdr_st.cfg.slots ? fdr_st.cfg.slots : fdr_st.ncpus;
+	if (h->rot_len > FDR_ROT_MAX)
+		h->rot_len = FDR_ROT_MAX;
+	for (unsigned r = 0; r < h->rot_len; r++)
+		h->rot_owner[r] = FDR_OWN_FIRST + r;
+	h->model = FDR_MODEL_ROTATION;
+}
+
+static unsigned predict(struct fdr_blk_hdr *h, uint32_t seq, unsigned acc)
+{
+	unsigned model = __atomic_load_n(&h->model, __ATOMIC_RELAXED), len, o;
+
+	if (fdr_st.cfg.accept == FDR_ACCEPT_THREAD)
+		return acc;
+	switch (model) {
+	case FDR_MODEL_LOCAL:
+		return acc;
+	case FDR_MODEL_ROTATION:
+		len = __atomic_load_n(&h->rot_len, __ATOMIC_RELAXED);
+		if (!len || len > FDR_ROT_MAX)
+			return FDR_OWN_SPARSE;
+		o = __atomic_load_n(&h->rot_owner[(seq + __atomic_load_n(&rot_off, __ATOMIC_RELAXED)) %
+						  len], __ATOMIC_RELAXED);
+		if (o >= FDR_MAX_OWNERS)
+			return FDR_OWN_SPARSE;
+		if (fdr_owner(o)->kind != FDR_KIND_THREAD && fdr_owner(o)->kind != FDR_KIND_LANE) {
+			__atomic_store_n(&stale, true, __ATOMIC_RELAXED);
+			return FDR_OWN_SPARSE;
+		}
+		return o;
+	case FDR_MODEL_UNPREDICTABLE:
+		return FDR_OWN_SHARED;
+	default:
+		return FDR_OWN_SPARSE;
+	}
+}
+
+unsigned fdr_handoff_owner(void)
+{
+	struct fdr_blk_hdr *h = fdr_st.hdr;
+	uint32_t seq = (uint32_t)__atomic_fetch_add(&h->accepted, 1, __ATOMIC_RELAXED);
+	/* The generation before the prediction: a change landing in between
+	 * makes this fd look older than it is, never newer. */
+	unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+	unsigned acc = fdr_owner_self(), pred;
+
+	if (acc == FDR_NO_OWNER)
+		return FDR_NO_OWNER;
+	pred = predict(h, seq, acc);
+	/* Fixed ranges (FDRANGE_WIDTH) leave no room for the pools: until a
+	 * model fits, an accepted fd goes to the accepting thread's range. */
+	if (pred < FDR_OWN_FIRST && fdr_st.cfg.width)
+		pred = acc;
+	__atomic_store_n(&ring[seq % RING], (uint64_t)(seq + 1u) | (uint64_t)(acc + 1) << 32,
+			 __ATOMIC_RELAXED);
+	tls_pick = FDR_REC_MAKE(seq, pred + 1, g);
+	return pred;
+}
+
+void fdr_handoff_accepted(int fd)
+{
+	uint64_t v = tls_pick;
+
+	tls_pick = 0;
+	if (!fdr_st.hdr || fd < 0 || (uint64_t)fd >= fdr_st.nrecs || fdr_single_threaded())
+		return;
+	/* Also forgets the thread that served the previous fd with this number. */
+	__atomic_store_n(&fdr_st.recs[fd], v, __ATOMIC_RELAXED);
+}
+
+/* Settle on @model (under the try-lock). */
+static void settle(struct fdr_blk_hdr *h, unsigned model)
+{
+	__atomic_store_n(&rot_off, 0, __ATOMIC_RELAXED);
+	window = 0;
+	__atomic_store_n(&h->learned_after, __atomic_load_n(&h->accepted, __ATOMIC_RELAXED),
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&h->model, model, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Which model the last answers fit, if any.  The answers are the newest
+ * RING accepts with a known server, newest first.  A rotation is judged by
+ * rank among them, not by accept number: a refused connection is accepted
+ * but never dealt, so it shifts the accept numbers but not the program's
+ * own rotation.  It must hold for the newest max(2L, MIN_EVIDENCE)
+ * answers, so that chance (a random hand-off) almost never passes for one.
+ */
+#define MIN_EVIDENCE 12u
+
+static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
+{
+	unsigned acc[RING], srv[RING], n = 0, local = 0, diffs[RING] = { 0 }, len = 0, best = 0;
+	uint32_t seq0 = 0;
+
+	for (uint32_t k = 0; k < RING; k++) {
+		uint32_t s = newest - k;
+		uint64_t e = __atomic_load_n(&ring[s % RING], __ATOMIC_RELAXED);
+
+		if (E_SEQ(e) != s + 1u || !E_SRV(e) || !E_ACC(e))
+			continue;
+		if (!n)
+			seq0 = s;
+		acc[n] = E_ACC(e) - 1;
+		srv[n] = E_SRV(e) - 1;
+		local += acc[n] == srv[n];
+		n++;
+	}
+	if (n < 8)
+		return;
+	if (local * 10 >= n * 9) {
+		settle(h, FDR_MODEL_LOCAL);
+		return;
+	}
+	/* The period: the commonest rank distance to the same server's previous answer. */
+	for (unsigned i = 0; i < n; i++)
+		for (unsigned j = i + 1; j < n; j++)
+			if (srv[j] == srv[i]) {
+				diffs[j - i]++;
+				break;
+			}
+	for (unsigned d = 1; d < RING; d++)
+		if (diffs[d] > best) {
+			best = diffs[d];
+			len = d;
+		}
+	if (len && len <= FDR_ROT_MAX) {
+		unsigned m = 2 * len > MIN_EVIDENCE ? 2 * len : MIN_EVIDENCE;
+		bool ok = n >= m;
+
+		/* Periodic over the newest m answers, over len distinct threads. */
+		for (unsigned i = len; i < m && ok; i++)
+			ok = srv[i] == srv[i % len];
+		for (unsigned p = 0; p < len && ok; p++)
+			for (unsigned q = 0; q < p && ok; q++)
+				ok = srv[q] != srv[p];
+		if (ok) {
+			/* The accept d after the newest answer goes to the thread
+			 * d ranks after it: rank -d is rank (-d mod len). */
+			for (unsigned d = 1; d <= len; d++)
+				__atomic_store_n(&h->rot_owner[(seq0 + d) % len], srv[(len - d % len) % len],
+						 __ATOMIC_RELAXED);
+			__atomic_store_n(&h->rot_len, len, __ATOMIC_RELAXED);
+			settle(h, FDR_MODEL_ROTATION);
+			return;
+		}
+	}
+	if (n >= WINDOW && h->model != FDR_MODEL_UNPREDICTABLE)
+		settle(h, FDR_MODEL_UNPREDICTABLE);
+	else if (h->model == FDR_MODEL_NONE)
+		__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
+}
+
+/* Roundrobin: the lane this thread serves, taking a free one on first use. */
+static unsigned lane_of(struct fdr_blk_hdr *h, unsigned pred, uint32_t tid)
+{
+	struct fdr_blk_owner *ow;
+	uint32_t cur = 0;
+
+	if (tls_lane)
+		return tls_lane - 1;
+	if (pred < FDR_OWN_FIRST || pred >= FDR_OWN_FIRST + h->rot_len)
+		return FDR_NO_OWNER;
+	ow = fdr_owner(pred);
+	if (__atomic_compare_exchange_n(&ow->tid, &cur, tid, false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED) || cur == tid) {
+		tls_lane = pred + 1;
+		return pred;
+	}
+	return FDR_NO_OWNER;
+}
+
+/* Check a settled model's prediction; realign a rotation on its first miss. */
+static void check(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t tid)
+{
+	unsigned pred = FDR_REC_PRED(rec) - 1, len = h->rot_len, p = FDR_NO_OWNER;
+	bool rr = fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN;
+	bool hit;
+
+	if (rr) {
+		unsigned lane = lane_of(h, pred, tid);
+
+		hit = lane == pred;
+		if (lane != FDR_NO_OWNER)
+			p = lane - FDR_OWN_FIRST;
+	} else {
+		hit = pred == srv;
+		for (unsigned i = 0; i < len && i < FDR_ROT_MAX && p == FDR_NO_OWNER; i++)
+			if (h->rot_owner[i] == srv)
+				p = i;
+	}
+	window = (window << 1) | (hit ? 0u : 1u);
+	if (hit) {
+		fdr_count(&h->hits);
+		return;
+	}
+	fdr_count(&h->misses);
+	if (h->model == FDR_MODEL_ROTATION && p != FDR_NO_OWNER && len &&
+	    FDR_REC_GEN(rec) == (__atomic_load_n(&gen, __ATOMIC_RELAXED) & 0x7fffu)) {
+		unsigned long off = __atomic_load_n(&rot_off, __ATOMIC_RELAXED);
+		unsigned at = (unsigned)((FDR_REC_SEQ(rec) + off) % len);
+
+		/* Connections from now on land where the program sends them. */
+		__atomic_store_n(&rot_off, off + (p + len - at) % len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+		fdr_count(&h->realignments);
+		return;
+	}
+	if (!rr && fdr_st.cfg.accept == FDR_ACCEPT_AUTO &&
+	    __builtin_popcount(window) > (int)WINDOW / 4) {
+		fdr_count(&h->relearns);
+		__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+		window = 0;
+	}
+}
+
+static void observe(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t tid)
+{
+	uint32_t seq = FDR_REC_SEQ(rec);
+	uint64_t *slot = &ring[seq % RING], e = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	unsigned model;
+
+	fdr_count(&h->observed);
+	if (E_SEQ(e) == seq + 1u && srv != FDR_NO_OWNER)
+		__atomic_compare_exchange_n(slot, &e, e | (uint64_t)(srv + 1) << 48, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	model = h->model;
+	if (__atomic_exchange_n(&stale, false, __ATOMIC_RELAXED) &&
+	    fdr_st.cfg.accept == FDR_ACCEPT_AUTO && model == FDR_MODEL_ROTATION) {
+		fdr_count(&h->relearns);
+		h->model = model = FDR_MODEL_LEARNING;
+		__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+	}
+	if (fdr_st.cfg.accept != FDR_ACCEPT_AUTO || model == FDR_MODEL_LOCAL ||
+	    model == FDR_MODEL_ROTATION) {
+		if (FDR_REC_PRED(rec))
+			check(h, rec, srv, tid);
+	} else if (model != FDR_MODEL_UNPREDICTABLE ||
+		   __atomic_load_n(&h->observed, __ATOMIC_RELAXED) % RING == 0) {
+		evaluate(h, seq);
+	}
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
+
+void fdr_handoff_registered(int fd)
+{
+	struct fdr_blk_hdr *h;
+	uint32_t tid;
+	uint64_t old;
+	unsigned srv;
+
+	if (!fdr_ready() || fdr_single_threaded() || fd < 0)
+		return;
+	h = fdr_st.hdr;
+	if ((uint64_t)fd >= fdr_st.nrecs) {
+		fdr_count(&h->untracked);
+		return;
+	}
+	srv = fdr_owner_self();
+	tid = fdr_self_tid();
+	/* The common path: one load, one store, to a word only this fd uses. */
+	old = __atomic_load_n(&fdr_st.recs[fd], __ATOMIC_RELAXED);
+	__atomic_store_n(&fdr_st.recs[fd], tid, __ATOMIC_RELAXED);
+	if (old & FDR_REC_PENDING)
+		observe(h, old, srv, tid);
+}
+
+void fdr_handoff_atfork_child(void)
+{
+	tls_pick = 0;
+	tls_lane = 0;
+	busy = 0;
+	window = 0;
+	rot_off = 0;
+	for (unsigned i = 0; i < RING; i++)
+		ring[i] = 0;
+	if (!fdr_st.hdr)
+		return;
+	if (fdr_st.cfg.accept == FDR_ACCEPT_AUTO)
+		fdr_st.hdr->model = FDR_MODEL_NONE;
+	/* The lanes' serving threads were the parent's. */
+	for (unsigned r = 0; fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN && r < fdr_st.hdr->rot_len; r++)
+		fdr_owner(FDR_OWN_FIRST + r)->tid = 0;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fd numbers stay compact whatever RLIMIT_NOFILE is: with the soft limit
+ * raised as far as the hard limit allows, 8 threads holding 10 to 300 fds
+ * each never see an fd above BASE + 64 x (the 64-fd chunks they need) +
+ * 64, no chunk holds fds of two threads, and after they close everything
+ * and start again the same bound holds: chunks are reused, not added.
+ */
+#include "common.h"
+
+#define NT 8
+
+static const int want[NT] = { 10, 300, 64, 65, 1, 130, 200, 33 };
+static int fds[NT][300];
+static pthread_barrier_t made, checked;
+
+static void *run(void *arg)
+{
+	long t = (long)arg;
+
+	for (int round = 0; round < 2; round++) {
+		for (int i = 0; i < want[t]; i++) {
+			fds[t][i] = eventfd(0, EFD_CLOEXEC);
+			CHECK(fds[t][i] >= 0, "eventfd: %s", strerror(errno));
+		}
+		pthread_barrier_wait(&made);
+		pthread_barrier_wait(&checked);
+		for (int i = 0; i < want[t]; i++)
+			close(fds[t][i]);
+		pthread_barrier_wait(&made);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long base = env_num("FDRANGE_BASE", 64), need = 0, bound, top[2] = { 0, 0 };
+	struct rlimit rl;
+	pthread_t t[NT];
+	int before;
+
+	test_mode(argc, argv);
+	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0, "getrlimit");
+	rl.rlim_cur = rl.rlim_max;
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit");
+	CHECK(rl.rlim_cur >= 4096, "hard limit %lu too low for this test", (unsigned long)rl.rlim_cur);
+	before = count_fds();
+	for (int i = 0; i < NT; i++)
+		need += (want[i] + 63) / 64;
+	bound = base + 64 * need + 64;
+	pthread_barrier_init(&made, NULL, NT + 1);
+	pthread_barrier_init(&checked, NULL, NT + 1);
+	for (long i = 0; i < NT; i++)
+		CHECK(pthread_create(&t[i], NULL, run, (void *)i) == 0, "pthread_create");
+	for (int round = 0; round < 2; round++) {
+		static int owner[1 << 16];
+
+		pthread_barrier_wait(&made);
+		memset(owner, -1, sizeof(owner));
+		for (int i = 0; i < NT; i++) {
+			for (int k = 0; k < want[i]; k++) {
+				int fd = fds[i][k];
+
+				CHECK(fd < (1 << 22), "fd %d", fd);
+				if (fd > top[round])
+					top[round] = fd;
+				if (!placed_mode || fd < base)
+					continue;
+				CHECK(owner[(fd - base) / 64] == -1 || owner[(fd - base) / 64] == i,
+				      "chunk of fd %d holds fds of threads %d and %d", fd,
+				      owner[(fd - base) / 64], i);
+				owner[(fd - base) / 64] = i;
+			}
+		}
+		if (placed_mode)
+			CHECK(top[round] <= bound, "round %d: highest fd %ld above the bound %ld "
+			      "(BASE + 64 x %ld chunks + 64)", round, top[round], bound, need);
+		pthread_barrier_wait(&checked);
+		pthread_barrier_wait(&made);
+	}
+	for (int i = 0; i < NT; i++)
+		pthread_join(t[i], NULL);
+	CHECK(count_fds() == before, "leak: %d fds open, %d before", count_fds(), before);
+	printf("%d threads, %ld chunks needed, highest fd %ld then %ld (bound %ld): ok (%s)\n", NT,
+	       need, top[0], top[1], bound, argv[1]);
+	return 0;
+}

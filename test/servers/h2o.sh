@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# h2o 2.2 (num-threads 4, one static file) with no FDRANGE_* settings,
+# plain and under libfdrange: h2load (HTTP/2 over cleartext, 48
+# connections) for a few seconds, no client errors either way.  Every h2o
+# thread has the listener in its own epoll and serves what it accepts, so
+# under the library, mid-load: min_purity >= 95 and no 8-fd line shared by
+# client sockets of two threads.
+# Usage: h2o.sh LIB FDRANGE
+. "$(dirname "$0")/lib.sh"
+need h2o h2load python3
+
+D=$TMP/h2o
+mkdir -p "$D/www"
+chmod 777 "$D" "$D/www"
+head -c 4096 /dev/zero | tr '\0' x >"$D/www/index.html"
+chmod 644 "$D/www/index.html"
+PORT=$(free_port)
+cat >"$D/h2o.conf" <<EOF
+user: nobody
+num-threads: 4
+error-log: $D/error.log
+listen:
+  host: 127.0.0.1
+  port: $PORT
+hosts:
+  default:
+    paths:
+      /:
+        file.dir: $D/www
+EOF
+
+# h2load_errors FILE: failed + errored + timed-out requests + 4xx/5xx;
+# fails if no request succeeded.
+h2load_errors() {
+	local ok
+	ok=$(awk '/^requests:/ { print $8 }' "$1")
+	[ "${ok:-0}" -gt 0 ] || { cat "$1" >&2; fail "h2load: no request succeeded"; }
+	awk '/^requests:/ { n += $10 + $12 + $14 } /^status codes:/ { n += $7 + $9 } END { print n + 0 }' "$1"
+}
+
+run_mode() {
+	local mode=$1 errs
+	launch "h2o-$mode" "$mode" h2o -c "$D/h2o.conf"
+	local pid=$PID
+	wait_listen "$PORT" "$pid" 10 "h2o-$mode"
+	timeout --foreground $((LOAD_S + 20)) h2load -c"$CONNS" -t2 -m4 -D "$LOAD_S" "http://127.0.0.1:$PORT/index.html" \
+		>"$TMP/h2load-$mode.log" 2>&1 &
+	local load=$!
+	wait_conns "$PORT" "$CONNS" 10
+	sleep 1
+	take_stat "$pid" "$TMP/stat-$mode.txt"
+	wait "$load" || { tail -n 20 "$TMP/h2load-$mode.log" >&2; fail "h2load exited non-zero ($mode)"; }
+	alive "$pid" "h2o-$mode"
+	grep -E '^(finished in|requests:|status codes:)' "$TMP/h2load-$mode.log"
+	errs=$(h2load_errors "$TMP/h2load-$mode.log")
+	stop_group "$pid"
+	if [ "$mode" = plain ]; then
+		R_ERR_PLAIN=$errs
+		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
+	else
+		R_ERR_LIB=$errs
+	fi
+	note "$mode: $errs client errors"
+}
+
+run_mode plain
+[ "$R_ERR_PLAIN" = 0 ] || fail "client errors without the library: $R_ERR_PLAIN"
+run_mode lib
+[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
+read_placement "$TMP/stat-lib.txt"
+check_placement "$TMP/stat-lib.txt" predictable
+result_line

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# A Java NIO echo server with Netty's boss/worker shape (java/EchoServer:
+# one acceptor deals connections in strict rotation to 4 worker Selector
+# threads, each registering its channels from its own thread), compiled
+# here with javac, run with no FDRANGE_* settings, plain and under
+# libfdrange: java/EchoClient opens 128 connections and checks every echoed
+# byte for a few seconds, no errors either way; under the library,
+# mid-load: min_purity >= 95 and no 8-fd line shared by client sockets of
+# two threads.
+# Usage: java.sh LIB FDRANGE
+. "$(dirname "$0")/lib.sh"
+need java javac python3
+CONNS=128
+JOPTS="-Djava.net.preferIPv4Stack=true -Xmx64m -XX:+UseSerialGC -XX:TieredStopAtLevel=1"
+
+mkdir -p "$TMP/classes"
+timeout --foreground 120 javac -d "$TMP/classes" "$HERE/java/EchoServer.java" "$HERE/java/EchoClient.java" ||
+	fail "javac failed"
+
+run_mode() {
+	local mode=$1 errs port rc=0
+	port=$(free_port)
+	# shellcheck disable=SC2086
+	launch "java-$mode" "$mode" java $JOPTS -cp "$TMP/classes" EchoServer "$port" 4
+	local pid=$PID
+	wait_listen "$port" "$pid" 30 "java-$mode"
+	# shellcheck disable=SC2086
+	timeout --foreground $((LOAD_S + 30)) env -u LD_PRELOAD java $JOPTS -cp "$TMP/classes" EchoClient "$port" "$CONNS" 4 "$LOAD_S" \
+		>"$TMP/client-$mode.log" 2>&1 &
+	local load=$!
+	wait_conns "$port" "$CONNS" 20
+	sleep 1
+	take_stat "$pid" "$TMP/stat-$mode.txt"
+	wait "$load" || rc=$?
+	alive "$pid" "java-$mode"
+	head -n 5 "$TMP/client-$mode.log"
+	grep -q "^client: conns=$CONNS connected=$CONNS echoes=[1-9]" "$TMP/client-$mode.log" ||
+		{ tail -n 20 "$TMP/client-$mode.log" >&2; fail "the echo client did not finish (exit $rc, $mode)"; }
+	errs=$(sed -n 's/^client:.* errors=\([0-9]*\)$/\1/p' "$TMP/client-$mode.log")
+	errs=$((errs + $(grep -c '^error' "$TMP/java-$mode.log" || true)))
+	stop_group "$pid"
+	if [ "$mode" = plain ]; then
+		R_ERR_PLAIN=$errs
+		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
+	else
+		R_ERR_LIB=$errs
+	fi
+	note "$mode: $errs errors"
+}
+
+run_mode plain
+[ "$R_ERR_PLAIN" = 0 ] || fail "errors without the library: $R_ERR_PLAIN"
+run_mode lib
+[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
+read_placement "$TMP/stat-lib.txt"
+check_placement "$TMP/stat-lib.txt" predictable
+result_line

@@ -1,0 +1,245 @@
+# shellcheck shell=bash disable=SC2034
+# SPDX-License-Identifier: MIT
+# Shared by the real-server tests (issue 13): run a Debian server plain and
+# under libfdrange with NO FDRANGE_* variables, load it briefly from a real
+# client on 127.0.0.1, take `fdrange stat` while the connections are open,
+# and stop everything the test started on exit.
+# Usage from a test: . lib.sh; the test's argv is LIB FDRANGE [ARGS...].
+# LIB: absolute path of libfdrange.so; FDRANGE: the fdrange command.
+# Exit status: 0 ok, 1 failed, 77 skipped.  The last line a test prints is
+#   result: purity=X client_lines=N model=M errors=PLAIN/LIB [more=...]
+# which test/servers/run-all.sh puts in its table.
+set -eu
+
+LIB=$1 FDRANGE=$2
+shift 2
+case $LIB in /*) ;; *) echo "LIB must be an absolute path: $LIB" >&2; exit 2 ;; esac
+HERE=$(cd "$(dirname "$0")" && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/fdrange-srv.XXXXXX")
+chmod 755 "$TMP"
+GROUPS_STARTED=""
+# What the result line reports; the tests fill them in.
+R_PURITY=- R_LINES=- R_MODEL=- R_ERR_PLAIN=- R_ERR_LIB=- R_MORE=""
+# Load duration in seconds and connection count: short, bounded.
+LOAD_S=${SRV_LOAD_S:-4}
+CONNS=${SRV_CONNS:-48}
+
+result_line() {
+	echo "result: purity=$R_PURITY client_lines=$R_LINES model=$R_MODEL errors=$R_ERR_PLAIN/$R_ERR_LIB$R_MORE"
+}
+fail() { echo "FAIL: $*" >&2; result_line; exit 1; }
+note() { echo "# $*"; }
+skip() { echo "skipped: $*"; exit 77; }
+
+# Every server runs in a process group of its own (setsid), so stopping it
+# also stops what it forked (varnish's child, trafficserver's helpers).
+stop_group() {
+	local pg=$1
+	kill -TERM -- "-$pg" 2>/dev/null || return 0
+	for _ in $(seq 50); do kill -0 -- "-$pg" 2>/dev/null || return 0; sleep 0.1; done
+	kill -KILL -- "-$pg" 2>/dev/null || true
+	for _ in $(seq 20); do kill -0 -- "-$pg" 2>/dev/null || return 0; sleep 0.1; done
+}
+cleanup() {
+	local pg
+	# timeout(1) signals the test and then its process group, which the
+	# test is in: a second TERM must not cut this cleanup short.
+	trap '' INT TERM
+	for pg in $GROUPS_STARTED; do stop_group "$pg"; done
+	# The clients: background jobs of the test, and what they started.
+	for pg in $(jobs -p); do
+		# shellcheck disable=SC2046
+		kill $(cat /proc/"$pg"/task/*/children 2>/dev/null) "$pg" 2>/dev/null || true
+	done
+	rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+need() {
+	local c
+	for c in "$@"; do command -v "$c" >/dev/null || skip "$c not installed"; done
+}
+
+free_port() {
+	local used p
+	used=" $({ ss -Htan; ss -Huan; } | awk '{ n = split($4, a, ":"); print a[n] }' | tr '\n' ' ') "
+	for _ in $(seq 200); do
+		p=$((20000 + RANDOM % 30000))
+		case $used in *" $p "*) continue ;; esac
+		echo "$p"
+		return 0
+	done
+	return 1
+}
+
+# launch NAME MODE CMD...: start CMD in the background in a session of its
+# own, with every fd above 2 closed and stdout/stderr in $TMP/NAME.log.
+# MODE lib: LD_PRELOAD=$LIB and no FDRANGE_* variable; MODE plain: no
+# LD_PRELOAD.  Sets PID (the server's pid, also its process group).
+launch() {
+	local name=$1 mode=$2 v
+	shift 2
+	local -a envcmd=(env -u LD_PRELOAD)
+	for v in $(compgen -v FDRANGE_ || true); do envcmd+=(-u "$v"); done
+	[ "$mode" = lib ] && envcmd+=("LD_PRELOAD=$LIB")
+	# setsid does not fork here (a background job of a script is no group
+	# leader), so $! is the server itself once bash has exec'd it.
+	# shellcheck disable=SC2016
+	setsid "${envcmd[@]}" bash -c '
+		for f in /proc/self/fd/*; do
+			n=${f##*/}
+			[ "$n" -gt 2 ] 2>/dev/null && eval "exec $n>&-"
+		done
+		exec "$@"' server "$@" </dev/null >"$TMP/$name.log" 2>&1 &
+	PID=$!
+	GROUPS_STARTED="$GROUPS_STARTED $PID"
+	# For run-all.sh, which stops whatever a killed test left running.
+	[ -z "${SRV_GROUPS_FILE:-}" ] || echo "$PID" >>"$SRV_GROUPS_FILE"
+}
+
+# The socket tables are read through ss (netlink, filtered in the kernel),
+# not /proc/net/tcp: under connection churn from other processes a read of
+# /proc/net/tcp resumes page by page and can skip entries.
+# listening PORT: true if something listens on PORT.
+listening() { [ "$(listeners "$1")" -gt 0 ]; }
+# listeners PORT: how many sockets listen on 127.0.0.1:PORT.
+listeners() { ss -Hltn "( sport = :$1 )" | wc -l; }
+# wait_listen PORT PID SECS WHAT: fail if PID dies or PORT does not listen in time.
+wait_listen() {
+	local port=$1 pid=$2 secs=$3 what=$4 rc
+	for _ in $(seq $((secs * 10))); do
+		if ! kill -0 "$pid" 2>/dev/null; then
+			rc=0; wait "$pid" 2>/dev/null || rc=$?
+			grep -m 3 -E 'FATAL|ALERT|[Ee]rror' "$TMP/$what.log" >&2 || true
+			tail -n 5 "$TMP/$what.log" >&2 || true
+			fail "$what died at start-up (exit $rc)"
+		fi
+		listening "$port" && return 0
+		sleep 0.1
+	done
+	tail -n 5 "$TMP/$what.log" >&2 || true
+	fail "$what did not listen on 127.0.0.1:$port within $secs s"
+}
+# alive PID WHAT: fail if the server is gone (after the load).
+alive() {
+	local rc=0
+	kill -0 "$1" 2>/dev/null && return 0
+	wait "$1" 2>/dev/null || rc=$?
+	tail -n 5 "$TMP/$2.log" >&2 || true
+	fail "$2 died during the load (exit $rc)"
+}
+
+# established PORT: connections accepted on PORT (server side).
+established() { ss -Htn state established "( sport = :$1 )" | wc -l; }
+# wait_conns PORT N SECS: wait until N connections are up; fail after SECS.
+wait_conns() {
+	for _ in $(seq $(($3 * 20))); do
+		[ "$(established "$1")" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	fail "only $(established "$1") of $2 connections up on port $1 after $3 s"
+}
+
+# descendant_by_comm PID COMM: a descendant of PID (or PID) whose comm is COMM.
+descendant_by_comm() {
+	local p=$1 c
+	[ "$(cat "/proc/$p/comm" 2>/dev/null)" = "$2" ] && { echo "$p"; return 0; }
+	# shellcheck disable=SC2013
+	for c in $(cat /proc/"$p"/task/*/children 2>/dev/null); do
+		descendant_by_comm "$c" "$2" && return 0
+	done
+	return 1
+}
+
+# loopback_only PID: every TCP and UDP socket of PID is bound and connected
+# to loopback or the wildcard address only (all traffic stays on 127.0.0.1).
+loopback_only() {
+	local inodes
+	inodes=" $(for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null |
+		sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ') "
+	{ ss -Htane; ss -Huane; } | awk -v ino="$inodes" '
+		function ok(a) {
+			sub(/:[^:]*$/, "", a); sub(/%.*/, "", a)
+			return a ~ /^(127\.[0-9.]+|0\.0\.0\.0|\*|\[::1\]|\[::\]|\[::ffff:127\.[0-9.]+\])$/
+		}
+		{ i = ""; for (k = 1; k <= NF; k++) if ($k ~ /^ino:/) i = substr($k, 5) }
+		i != "" && index(ino, " " i " ") && !(ok($4) && ok($5)) { print "off loopback: " $0; bad = 1 }
+		END { exit bad }' || fail "process $1 has a socket off loopback (above)"
+}
+
+# take_stat PID FILE: fdrange stat while the load runs, plus the /proc
+# cross-check (procfds.py) on the same process, and the loopback check.
+take_stat() {
+	loopback_only "$1"
+	"$FDRANGE" stat --no-map --color=never "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "fdrange stat $1 failed"; }
+	python3 "$HERE/procfds.py" "$1" >>"$2" 2>&1 || true
+}
+# field FILE KEY: KEY's value on the summary line, or nothing if absent.
+field() { sed -n 's/^summary:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
+# pfield FILE KEY: a value of procfds.py's line.
+pfield() { sed -n 's/^procfds:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
+
+# read_placement FILE: fill R_* from a stat file (and show its summary).
+# check_placement FILE predictable|unpredictable: the contract of issue 13.
+# Predictable hand-off: min_purity >= 95 and shared_client_lines == 0;
+# unpredictable: the library says model=unpredictable.
+read_placement() {
+	local f=$1
+	R_PURITY=$(field "$f" min_purity); R_PURITY=${R_PURITY:--}
+	R_LINES=$(field "$f" shared_client_lines); R_LINES=${R_LINES:-?}
+	R_MODEL=$(field "$f" model); R_MODEL=${R_MODEL:-?}
+	R_MORE="$R_MORE socket_lines=$(field "$f" shared_socket_lines) proc_client_lines=$(pfield "$f" epoll_shared_client_lines) fallbacks=$(field "$f" fallbacks)"
+	grep -E '^(summary|procfds):' "$f"
+}
+check_placement() {
+	local f=$1 kind=$2 lib
+	lib=$(field "$f" library)
+	[ "$lib" = yes ] || fail "library=$lib in fdrange stat: the library is not active in the server"
+	if [ "$kind" = predictable ]; then
+		case $R_PURITY in [0-9]*) ;; *) fail "min_purity=$R_PURITY" ;; esac
+		awk -v p="$R_PURITY" 'BEGIN { exit !(p >= 95) }' || fail "min_purity $R_PURITY < 95"
+		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from before issue 13?)"
+		[ "$R_LINES" = 0 ] || fail "$R_LINES 8-fd lines shared by client sockets of different threads"
+	else
+		[ "$R_MODEL" = unpredictable ] || fail "model=$R_MODEL, expected unpredictable (hand-off cannot be predicted)"
+	fi
+}
+
+# wrk_load URL OUT: wrk with $CONNS connections for $LOAD_S s; prints the
+# client error count (socket errors + non-2xx/3xx); fails without requests.
+wrk_load() {
+	timeout --foreground $((LOAD_S + 20)) wrk -t2 -c"$CONNS" -d"${LOAD_S}s" --timeout 5s "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "wrk exited non-zero"; }
+}
+wrk_errors() {
+	local req
+	req=$(awk '/requests in/ { print $1 }' "$1")
+	[ "${req:-0}" -gt 0 ] || { cat "$1" >&2; fail "wrk made no requests"; }
+	awk '/Socket errors:/ { gsub(",", ""); n += $4 + $6 + $8 + $10 }
+	     /Non-2xx or 3xx responses:/ { n += $NF }
+	     END { print n + 0 }' "$1"
+}
+
+# origin: a static HTTP origin on 127.0.0.1 (nginx, one process); sets
+# ORIGIN_PORT.  Never under the library.
+start_origin() {
+	local d=$TMP/origin
+	mkdir -p "$d/www" "$d/tmp"
+	head -c 4096 /dev/zero | tr '\0' x >"$d/www/index.html"
+	ORIGIN_PORT=$(free_port)
+	cat >"$d/nginx.conf" <<-EOF
+	daemon off; master_process off; worker_processes 1;
+	error_log $d/error.log; pid $d/nginx.pid;
+	events { worker_connections 4096; }
+	http {
+	  access_log off;
+	  client_body_temp_path $d/tmp; proxy_temp_path $d/tmp; fastcgi_temp_path $d/tmp;
+	  uwsgi_temp_path $d/tmp; scgi_temp_path $d/tmp;
+	  keepalive_requests 1000000;
+	  server { listen 127.0.0.1:$ORIGIN_PORT; root $d/www; }
+	}
+	EOF
+	launch origin plain nginx -c "$d/nginx.conf" -e "$d/error.log"
+	ORIGIN_PID=$PID
+	wait_listen "$ORIGIN_PORT" "$ORIGIN_PID" 10 origin
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Apache Traffic Server 9.2 as a reverse proxy (4 net threads) to a local
+# nginx origin, with no FDRANGE_* settings, plain and under libfdrange: a
+# short wrk load with no client errors either way; under the library,
+# mid-load: min_purity >= 95 and no 8-fd line shared by client sockets of
+# two threads.
+#   ACCEPT=1: one ACCEPT thread deals connections to the net threads in
+#             strict rotation (the default);
+#   ACCEPT=0: accept_threads 0 with exec_thread.listen 1: a listener per
+#             net thread (SO_REUSEPORT), each serves what it accepts.
+# Everything stays on loopback: its own config directory, port
+# PORT:ip-in=127.0.0.1, and a resolv.conf naming 127.0.0.1 only (otherwise
+# ATS keeps a UDP socket to the machine's nameserver).
+# Usage: trafficserver.sh LIB FDRANGE 1|0
+. "$(dirname "$0")/lib.sh"
+ACCEPT=${1:-1}
+need traffic_server nginx wrk python3
+[ -d /etc/trafficserver ] || skip "/etc/trafficserver missing"
+
+start_origin
+PORT=$(free_port)
+D=$TMP/ats
+mkdir -p "$D/log" "$D/run" "$D/cache"
+cp -r /etc/trafficserver "$D/etc"
+echo "nameserver 127.0.0.1" >"$D/resolv.conf"
+echo "$D/cache 64M" >"$D/etc/storage.config"
+echo "map http://127.0.0.1:$PORT/ http://127.0.0.1:$ORIGIN_PORT/" >"$D/etc/remap.config"
+: >"$D/etc/plugin.config"
+set_rec() {
+	local name=$1 type=$2 value=$3
+	sed -i "/^CONFIG $name /d" "$D/etc/records.config"
+	echo "CONFIG $name $type $value" >>"$D/etc/records.config"
+}
+set_rec proxy.config.exec_thread.autoconfig INT 0
+set_rec proxy.config.exec_thread.limit INT 4
+set_rec proxy.config.accept_threads INT "$ACCEPT"
+[ "$ACCEPT" = 0 ] && set_rec proxy.config.exec_thread.listen INT 1
+set_rec proxy.config.http.server_ports STRING "$PORT:ip-in=127.0.0.1"
+set_rec proxy.config.admin.user_id STRING '#-1'
+set_rec proxy.config.log.logfile_dir STRING "$D/log"
+set_rec proxy.config.local_state_dir STRING "$D/run"
+set_rec proxy.config.dns.resolv_conf STRING "$D/resolv.conf"
+
+run_mode() {
+	local mode=$1 errs
+	rm -rf "$D/cache"/* "$D/run"/*
+	launch "ats-$mode" "$mode" env PROXY_CONFIG_CONFIG_DIR="$D/etc" traffic_server
+	local pid=$PID
+	wait_listen "$PORT" "$pid" 30 "ats-$mode"
+	# The configuration took: one listener, or one per net thread.
+	local want=1
+	[ "$ACCEPT" = 0 ] && want=4
+	sleep 0.5
+	[ "$(listeners "$PORT")" = "$want" ] || fail "$(listeners "$PORT") listening sockets, expected $want"
+	# The remap answers before the load starts (and warms the origin path).
+	for _ in $(seq 50); do
+		curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/index.html" && break
+		sleep 0.2
+	done
+	wrk_load "http://127.0.0.1:$PORT/index.html" "$TMP/wrk-$mode.log" &
+	local load=$!
+	wait_conns "$PORT" "$CONNS" 10
+	sleep 1
+	take_stat "$pid" "$TMP/stat-$mode.txt"
+	wait "$load" || fail "wrk failed ($mode)"
+	alive "$pid" "ats-$mode"
+	grep -E 'Requests/sec|Socket errors|Non-2xx' "$TMP/wrk-$mode.log" || true
+	errs=$(wrk_errors "$TMP/wrk-$mode.log")
+	stop_group "$pid"
+	if [ "$mode" = plain ]; then
+		R_ERR_PLAIN=$errs
+		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
+	else
+		R_ERR_LIB=$errs
+	fi
+	note "$mode: $errs client errors"
+}
+
+run_mode plain
+[ "$R_ERR_PLAIN" = 0 ] || fail "client errors without the library: $R_ERR_PLAIN"
+run_mode lib
+[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
+read_placement "$TMP/stat-lib.txt"
+check_placement "$TMP/stat-lib.txt" predictable
+result_line
