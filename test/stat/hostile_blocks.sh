@@ -41,7 +41,17 @@ check_refused bad_chunk "chunk 2: owner 2147483647"
 check_refused no_nul "lib_version is not NUL-terminated"
 check_refused bad_model "model 17 is not a known model"
 check_refused bad_policy "policy 3 is not a known policy"
-check_refused wrong_version "version 1, this fdrange reads version 2 only"
+
+# Another release's block (another version) is not refused: shown as
+# inactive, with what /proc alone tells.
+start_fake wrong_version
+run_stat --color=never "$fpid"
+[ "$rc" = 0 ] || { cat "$err"; fail "wrong_version: exit $rc, expected 0"; }
+[ "$(summary_field "$out" library)" = inactive ] || fail "wrong_version: not library=inactive"
+grep -q "^no stats block: its stats block is of another libfdrange release: version 1, this fdrange reads version 2 only" "$out" ||
+	fail "wrong_version: $(sed -n 2p "$out")"
+stop_fake
+echo "ok: another release's block shown as inactive"
 
 # Five forged blocks (other pids) mapped before the real one: passed over.
 start_fake valid -d 5
