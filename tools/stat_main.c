@@ -16,6 +16,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,15 +29,24 @@
 
 static const char *prog = "fdrange stat";
 
-/* Written before each alarm() so the handler only has to write(2) it. */
-static char wd_msg[256];
-static size_t wd_len;
+/* Written before each alarm() so the handler only has to write(2) it:
+ * the JSON error to stdout with --json, the text line to stderr always
+ * when that fails (stdout may be the very pipe that blocked). */
+static char wd_msg[256], wd_text[256];
+static size_t wd_len, wd_text_len;
 static int wd_fd = 2;
 
 static void watchdog(int sig)
 {
+	int fl;
+
 	(void)sig;
-	if (write(wd_fd, wd_msg, wd_len) < 0) {
+	/* Never block here: the write that blocked may be on this fd. */
+	fl = fcntl(wd_fd, F_GETFL);
+	if (fl >= 0)
+		fcntl(wd_fd, F_SETFL, fl | O_NONBLOCK);
+	if (write(wd_fd, wd_msg, wd_len) != (ssize_t)wd_len && wd_fd != 2 &&
+	    write(2, wd_text, wd_text_len) < 0) {
 		/* Nothing left to tell anyone. */
 	}
 	_exit(ST_EXIT_PROC);
@@ -46,12 +56,14 @@ static void arm_watchdog(long pid, bool json)
 {
 	char why[160];
 
-	snprintf(why, sizeof(why), "gave up after %d s reading pid %ld: a read blocked", WATCHDOG_S,
+	snprintf(why, sizeof(why), "gave up after %d s with pid %ld: a read or write blocked", WATCHDOG_S,
 		 pid);
+	snprintf(wd_text, sizeof(wd_text), "%s: %s\n", prog, why);
+	wd_text_len = strlen(wd_text);
 	if (json)
 		snprintf(wd_msg, sizeof(wd_msg), "{\"schema\":1,\"error\":\"%s\"}\n", why);
 	else
-		snprintf(wd_msg, sizeof(wd_msg), "%s: %s\n", prog, why);
+		snprintf(wd_msg, sizeof(wd_msg), "%s", wd_text);
 	wd_len = strlen(wd_msg);
 	wd_fd = json ? 1 : 2;
 	signal(SIGALRM, watchdog);
