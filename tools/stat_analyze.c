@@ -245,7 +245,7 @@ static void tally_lines(struct st_report *r)
 
 		for (; i < p->nfds && p->fds[i].fd / 8 == line; i++) {
 			const struct st_fd *f = &p->fds[i];
-			bool in[3] = { true, f->is_socket, f->tcp == ST_TCP_CLIENT };
+			const bool in[3] = { true, f->is_socket, f->tcp == ST_TCP_CLIENT };
 
 			if (f->group < 0)
 				continue;
@@ -340,6 +340,7 @@ int st_analyze(struct st_report *r)
 	/* Buckets: owners 0..nowners-1, then "low", then "unowned". */
 	nb = r->nowners + 2;
 	bucket = malloc((p->nfds ? p->nfds : 1) * sizeof(*bucket));
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): an array of pointers */
 	by = calloc(nb, sizeof(*by));
 	nby = calloc(nb, sizeof(*nby));
 	if (!bucket || !by || !nby) {

@@ -117,7 +117,7 @@ static void handoff(const struct tctx *t)
 	FILE *out = t->out;
 	unsigned long long checked = (unsigned long long)h->hits + h->misses;
 
-	fprintf(out, "accepted connections (FDRANGE_ACCEPT=%s): ", policy[h->policy]);
+	fputs("accepted connections: ", out);
 	switch (h->model) {
 	case FDR_MODEL_ROTATION:
 		fprintf(out, "rotation over %" PRIu32 " threads (", h->rot_len);
@@ -150,9 +150,9 @@ static void handoff(const struct tctx *t)
 		fprintf(out, "none yet\n");
 		break;
 	}
-	fprintf(out, "  %" PRIu64 " accepted, %" PRIu64 " registered by a serving thread, %" PRIu64
-		" realignments, %" PRIu64 " misplaced (predicted wrong)\n", h->accepted, h->observed,
-		h->realignments, h->misses);
+	fprintf(out, "  FDRANGE_ACCEPT=%s; %" PRIu64 " accepted, %" PRIu64 " registered by a "
+		"serving thread, %" PRIu64 " realignments, %" PRIu64 " misplaced (predicted wrong)\n",
+		policy[h->policy], h->accepted, h->observed, h->realignments, h->misses);
 }
 
 static void spans_of(const struct tctx *t, const struct st_owner *ow)
@@ -322,7 +322,6 @@ static void map(const struct tctx *t)
 	const struct st_proc *p = r->p;
 	struct mapper m = { t, 0 };
 	long max = p->nfds ? (long)p->fds[p->nfds - 1].fd + 1 : 0;
-	char label[96];
 
 	fprintf(t->out, "\nmap, one character per 8-fd line of the fd table (64 per row = 512 fds):\n"
 		"  letter: open fds there are served by that %s only; '#': by two or more "
@@ -338,6 +337,7 @@ static void map(const struct tctx *t)
 		const struct fdr_blk_hdr *h = &r->b->hdr;
 		long base = h->base, top = base + (long)h->top_chunk * FDR_CHUNK;
 		uint32_t c = 0;
+		char label[96];
 		/* Owner index to report row: a lookup per run, not a search. */
 		int *ridx = malloc((h->nowners ? h->nowners : 1) * sizeof(*ridx));
 

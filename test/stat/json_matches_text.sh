@@ -69,6 +69,15 @@ if d["library"] == "yes":
     assert b["handoff"]["model"] in ("none", "learning", "local", "rotation", "unpredictable")
 else:
     assert "block" not in d and d["no_block"] in "\n".join(text)
+if what == "fake block":
+    # What fake_block.c set up: 15 accepted sockets (the client ends are
+    # other connections), thread A's chunk 0 shared with one fd of B's.
+    want = dict(library="yes", groups="2", shared_lines="1", shared_socket_lines="1",
+                client_sockets="15", shared_client_lines="1", min_purity="90.0", placed="15",
+                fallbacks="3", extra_probes="4", model="rotation", realignments="2", misplaced="1")
+    got = {k: summ[k] for k in want}
+    assert got == want, (got, want)
+    assert "accepted connections: rotation over 2 threads (" in "\n".join(text)
 print("ok: %s: %d summary fields, %d groups agree" % (what, len(summ), len(d["groups"])))
 PY
 }

@@ -5,6 +5,8 @@
 set -u
 fdrange=$1 fake=$2 preload=${3:-}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+# A sanitizer build: any undefined behaviour fails the test, not just a line.
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 tmp=$(mktemp -d)
 targets=""
 # shellcheck disable=SC2086
