@@ -48,6 +48,7 @@ static unsigned gen;            /* model generation, bumped on every change */
 static unsigned long rot_off;   /* rotation position of seq k: (k + rot_off) % L */
 static uint32_t window;         /* the last WINDOW checks, 1 = miss */
 static bool stale;              /* a predicted thread is gone */
+static unsigned unregistered;   /* accepts in a row whose 16th elder was never registered */
 
 #define E_SEQ(e)  ((uint32_t)(e))
 #define E_ACC(e)  ((unsigned)((e) >> 32) & 0xffffu)
@@ -96,6 +97,40 @@ static unsigned predict(struct fdr_blk_hdr *h, uint32_t seq, unsigned acc)
 	}
 }
 
+/* Settle on @model (under the try-lock). */
+static void settle(struct fdr_blk_hdr *h, unsigned model);
+
+/*
+ * A server whose threads serve connections without ever registering them
+ * with epoll (varnish's workers read their session directly; blocking
+ * thread-per-connection servers) gives the learner nothing to learn from.
+ * While learning, each accept looks at the one 16 accepts before it: when
+ * 16 in a row were still unregistered, the hand-off is called
+ * unpredictable, rather than leaving such connections in the learning
+ * pool for ever.  A later registration pattern is still learned: an
+ * unpredictable model is evaluated again every RING answers.
+ */
+static void check_registered(struct fdr_blk_hdr *h, uint32_t seq)
+{
+	unsigned model = __atomic_load_n(&h->model, __ATOMIC_RELAXED);
+	uint64_t e;
+
+	if ((model != FDR_MODEL_NONE && model != FDR_MODEL_LEARNING) || seq < 16)
+		return;
+	e = __atomic_load_n(&ring[(seq - 16) % RING], __ATOMIC_RELAXED);
+	if (E_SEQ(e) != seq - 16 + 1u || E_SRV(e)) {
+		__atomic_store_n(&unregistered, 0, __ATOMIC_RELAXED);
+		return;
+	}
+	if (__atomic_add_fetch(&unregistered, 1, __ATOMIC_RELAXED) < 16 ||
+	    __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	if (h->model == model)
+		settle(h, FDR_MODEL_UNPREDICTABLE);
+	__atomic_store_n(&unregistered, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
+
 unsigned fdr_handoff_owner(void)
 {
 	struct fdr_blk_hdr *h = fdr_st.hdr;
@@ -107,6 +142,8 @@ unsigned fdr_handoff_owner(void)
 
 	if (acc == FDR_NO_OWNER)
 		return FDR_NO_OWNER;
+	if (fdr_st.cfg.accept == FDR_ACCEPT_AUTO)
+		check_registered(h, seq);
 	pred = predict(h, seq, acc);
 	/* Fixed ranges (FDRANGE_WIDTH) leave no room for the pools: until a
 	 * model fits, an accepted fd goes to the accepting thread's range. */
@@ -129,7 +166,6 @@ void fdr_handoff_accepted(int fd)
 	__atomic_store_n(&fdr_st.recs[fd], v, __ATOMIC_RELAXED);
 }
 
-/* Settle on @model (under the try-lock). */
 static void settle(struct fdr_blk_hdr *h, unsigned model)
 {
 	__atomic_store_n(&rot_off, 0, __ATOMIC_RELAXED);
@@ -298,7 +334,9 @@ static void observe(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t 
 	}
 	if (fdr_st.cfg.accept != FDR_ACCEPT_AUTO || model == FDR_MODEL_LOCAL ||
 	    model == FDR_MODEL_ROTATION) {
-		if (FDR_REC_PRED(rec))
+		/* Judge only what the model in force predicted: an fd accepted
+		 * while learning went to a pool, which is no prediction. */
+		if (FDR_REC_PRED(rec) > FDR_OWN_FIRST)
 			check(h, rec, srv, tid);
 	} else if (model != FDR_MODEL_UNPREDICTABLE ||
 		   __atomic_load_n(&h->observed, __ATOMIC_RELAXED) % RING == 0) {
@@ -336,6 +374,7 @@ void fdr_handoff_atfork_child(void)
 	tls_lane = 0;
 	busy = 0;
 	window = 0;
+	unregistered = 0;
 	rot_off = 0;
 	for (unsigned i = 0; i < RING; i++)
 		ring[i] = 0;

@@ -176,7 +176,8 @@ int main(int argc, char **argv)
 		memset(line_owner, -1, sizeof(line_owner));
 		for (int i = 0; i < NWORKERS; i++) {
 			struct worker *w = &workers[i];
-			int own = -1;
+			/* The worker made its epoll fd itself: that is its range. */
+			int own = placed_mode ? range_of_fd(w->epfd) : -1;
 
 			total += w->nconns;
 			for (int c = 0; c < w->nconns && placed_mode; c++) {
@@ -199,13 +200,12 @@ int main(int argc, char **argv)
 				if (r < 0)
 					continue;  /* the learning pool: one fd per line */
 				CHECK(mode != RANDOM, "random hand-off, yet fd %d is in range %d", fd, r);
-				if (own == -1)
-					own = r;
 				/* After a refusal, until the rotation realigns. */
 				if (own != r && mode == REFUSING)
 					shared++;
 				else
-					CHECK(own == r, "worker %d: fds in ranges %d and %d", i, own, r);
+					CHECK(own == r, "worker %d: fd %d in range %d, its own is %d", i, fd, r,
+					      own);
 				in_chunks += own == r;
 			}
 		}
