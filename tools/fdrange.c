@@ -33,7 +33,7 @@ static void usage(FILE *out)
 
 	fprintf(out,
 		"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
-		"   or: %s stat [--color=WHEN] [--no-map] PID\n"
+		"   or: %s stat [--color=WHEN] [--no-map] [--json] [--interval S [--count N]] PID\n"
 		"Run COMMAND with libfdrange preloaded: each thread's new file descriptors\n"
 		"go to a range of fd numbers of its own.  Each option sets the environment\n"
 		"variable named beside it; variables already set are kept unless overridden.\n"

@@ -97,7 +97,8 @@ struct st_src {
 };
 
 /* stat_block.c, pure: each returns 0, or -EBADMSG with one line in @why
- * naming the field and its bad value. */
+ * naming the field and its bad value; -EPROTONOSUPPORT (same kind of
+ * line) for a block of another version: another release, not a forgery. */
 int fdr_blk_check_hdr(const struct fdr_blk_hdr *h, uint64_t maplen, char *why, size_t whylen);
 int fdr_blk_check_owners(const struct fdr_blk_hdr *h, const struct fdr_blk_owner *o,
 			 char *why, size_t whylen);
@@ -117,8 +118,9 @@ int st_blk_records(const struct st_src *src, const struct st_blk *b, struct st_f
 void st_blk_free(struct st_blk *b);
 
 /* The block process @p maps: 1 found (in @b), 0 none (@lib_mapped says
- * whether libfdrange.so is), -EBADMSG candidates refused, else -errno;
- * @why says what happened. */
+ * whether libfdrange.so is; also for one block of another version, shown
+ * as inactive), -EBADMSG candidates refused, else -errno; @why says what
+ * happened. */
 int st_blk_find(const struct st_proc *p, struct st_blk *b, bool *lib_mapped, char *why,
 		size_t whylen);
 

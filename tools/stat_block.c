@@ -84,9 +84,13 @@ int fdr_blk_check_hdr(const struct fdr_blk_hdr *h, uint64_t maplen, char *why, s
 
 	if (memcmp(h->magic, FDR_BLK_MAGIC, sizeof(h->magic)) != 0)
 		return refuse(why, whylen, "magic is not " FDR_BLK_MAGIC);
-	if (h->version != FDR_BLK_VERSION)
-		return refuse(why, whylen, "version %" PRIu32 ", this fdrange reads version %u only",
-			      h->version, FDR_BLK_VERSION);
+	/* Another release's layout, not a corrupt one: the caller shows what
+	 * /proc alone tells rather than refusing the process. */
+	if (h->version != FDR_BLK_VERSION) {
+		refuse(why, whylen, "version %" PRIu32 ", this fdrange reads version %u only",
+		       h->version, FDR_BLK_VERSION);
+		return -EPROTONOSUPPORT;
+	}
 	if (h->hdr_size != FDR_BLK_HDR_SIZE)
 		return refuse(why, whylen, "hdr_size %" PRIu32 ", expected %u", h->hdr_size,
 			      FDR_BLK_HDR_SIZE);
@@ -597,7 +601,7 @@ int st_blk_find(const struct st_proc *p, struct st_blk *b, bool *lib_mapped, cha
 		size_t whylen)
 {
 	static const char name[] = FDR_BLK_MAPS_NAME;
-	char path[64], first_why[ST_WHY_MAX] = "";
+	char path[64], first_why[ST_WHY_MAX] = "", first_cwhy[ST_WHY_MAX] = "";
 	unsigned candidates = 0, tried = 0;
 	int first_err = 0;
 	size_t len;
@@ -681,6 +685,7 @@ int st_blk_find(const struct st_proc *p, struct st_blk *b, bool *lib_mapped, cha
 		}
 		if (ret && !first_err) {
 			first_err = ret;
+			snprintf(first_cwhy, sizeof(first_cwhy), "%s", cwhy);
 			snprintf(first_why, sizeof(first_why), "stats block at %" PRIx64 "-%" PRIx64
 				 " refused: %.240s", m.start, m.end, cwhy);
 		}
@@ -688,7 +693,13 @@ int st_blk_find(const struct st_proc *p, struct st_blk *b, bool *lib_mapped, cha
 	free(maps);
 	if (b->owners)
 		return 1;
-	if (!candidates) {
+	if (!candidates || (first_err == -EPROTONOSUPPORT && candidates == 1)) {
+		if (candidates) {
+			snprintf(why, whylen, "its stats block is of another libfdrange release: %s",
+				 first_cwhy);
+			*lib_mapped = true;  /* shown as library=inactive: loaded, not readable */
+			return 0;
+		}
 		snprintf(why, whylen, "%s", *lib_mapped ?
 			 "libfdrange is loaded but keeps no stats block (FDRANGE_DISABLE, a bad "
 			 "FDRANGE_* value, secure-execution mode, or no memfd)" :
@@ -701,6 +712,6 @@ int st_blk_find(const struct st_proc *p, struct st_blk *b, bool *lib_mapped, cha
 	else
 		snprintf(why, whylen, "%s", first_why);
 	/* Refused contents, or a read we were not allowed: both are errors. */
-	return first_err == -EBADMSG || first_err == -EIO || first_err == -ESTALE ?
-	       -EBADMSG : first_err;
+	return first_err == -EBADMSG || first_err == -EIO || first_err == -ESTALE ||
+	       first_err == -EPROTONOSUPPORT ? -EBADMSG : first_err;
 }

@@ -10,6 +10,7 @@
 #include "options.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define MAP_COLS 64      /* map characters per row: 512 fds */
@@ -337,6 +338,13 @@ static void map(const struct tctx *t)
 		const struct fdr_blk_hdr *h = &r->b->hdr;
 		long base = h->base, top = base + (long)h->top_chunk * FDR_CHUNK;
 		uint32_t c = 0;
+		/* Owner index to report row: a lookup per run, not a search. */
+		int *ridx = malloc((h->nowners ? h->nowners : 1) * sizeof(*ridx));
+
+		for (uint32_t i = 0; ridx && i < h->nowners; i++)
+			ridx[i] = -1;
+		for (unsigned k = 0; ridx && k < r->nowners; k++)
+			ridx[r->owners[k].idx] = (int)k;
 
 		if (base) {
 			snprintf(label, sizeof(label), "low 0-%ld", base - 1);
@@ -355,12 +363,10 @@ static void map(const struct tctx *t)
 			if (o < 0) {
 				map_sparse(&m, "unowned", lo, hi);
 			} else {
-				const struct st_owner *ow = NULL;
+				const struct st_owner *ow = ridx && ridx[o] >= 0 ?
+							    &r->owners[ridx[o]] : NULL;
 				char ol[48];
 
-				for (unsigned k = 0; k < r->nowners && !ow; k++)
-					if (r->owners[k].idx == (unsigned)o)
-						ow = &r->owners[k];
 				if (ow)
 					st_owner_label(r, ow, ol, sizeof(ol));
 				else
@@ -372,6 +378,7 @@ static void map(const struct tctx *t)
 		}
 		if (max > top)
 			map_sparse(&m, "above", top, max);
+		free(ridx);
 	}
 }
 

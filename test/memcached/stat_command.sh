@@ -8,7 +8,7 @@
 start_mc placed -t 4
 hold "$MC_PORT" 32
 "$FDRANGE" stat --color=never "$MC_PID" >"$TMP/with.txt" || fail "stat with the library: exit $?"
-grep -q "^libfdrange .*stats block v1" "$TMP/with.txt" || fail "no stats block read"
+grep -q "^libfdrange .*stats block v2" "$TMP/with.txt" || fail "no stats block read"
 grep -q "^map, one character per 8-fd line" "$TMP/with.txt" || fail "no map"
 [ "$(summary_field "$TMP/with.txt" library)" = yes ] || fail "summary: library"
 # Colour on request, none when asked not to.
