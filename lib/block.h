@@ -157,6 +157,10 @@ struct fdr_blk_hdr {
 	uint64_t chunks_off;      /* uint32_t per chunk: owner index + 1; 0 unclaimed */
 	uint64_t recs_off;        /* uint64_t per fd number, FDR_REC_* */
 	uint64_t nrecs;
+
+	/* When the model was last judged unpredictable: of the answers it
+	 * was judged on, how many the accepting thread served itself. */
+	uint32_t judged, judged_local;
 };
 
 _Static_assert(sizeof(struct fdr_blk_hdr) <= FDR_BLK_HDR_SIZE, "header too big");

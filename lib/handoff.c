@@ -142,75 +142,155 @@ static void settle(struct fdr_blk_hdr *h, unsigned model)
 
 /*
  * Which model the last answers fit, if any.  The answers are the newest
- * RING accepts with a known server, newest first.  A rotation is judged by
- * rank among them, not by accept number: a refused connection is accepted
- * but never dealt, so it shifts the accept numbers but not the program's
- * own rotation.  It must hold for the newest max(2L, MIN_EVIDENCE)
- * answers, so that chance (a random hand-off) almost never passes for one.
+ * RING accepts with a known server, newest first.
+ *
+ * A rotation is looked for twice.  First by accept number: connection k
+ * at position k mod L.  That is exact even when the serving threads
+ * register their connections in batches, out of order (trafficserver's
+ * net threads do), but a refused connection (accepted, never dealt: the
+ * program's rotation does not move) breaks it until the window has passed
+ * it.  Then by rank among the answers, which a refusal does not disturb,
+ * but which batches do: a gap of not-yet-registered connections makes
+ * the answers look like a shorter rotation.  So ranks are tried only when
+ * the accept numbers contradict each other, not when they merely leave
+ * positions unseen (a batch still to come).  Both must hold for the
+ * newest max(2L, MIN_EVIDENCE) accepts or answers, over L distinct threads
+ * that include every thread seen serving in the whole window, so that
+ * chance (a random hand-off) or a gap almost never passes for one.
  */
 #define MIN_EVIDENCE 12u
 
+struct answers {
+	uint32_t seq[RING];
+	unsigned acc[RING], srv[RING], n;
+};
+
+/* The commonest distance (by @key) to the same server's previous answer. */
+static unsigned period(const struct answers *a, bool by_seq)
+{
+	unsigned diffs[RING + 1] = { 0 }, len = 0, best = 0;
+
+	for (unsigned i = 0; i < a->n; i++)
+		for (unsigned j = i + 1; j < a->n; j++)
+			if (a->srv[j] == a->srv[i]) {
+				unsigned d = by_seq ? a->seq[i] - a->seq[j] : j - i;
+
+				if (d <= RING)
+					diffs[d]++;
+				break;
+			}
+	for (unsigned d = 1; d <= RING; d++)
+		if (diffs[d] > best) {
+			best = diffs[d];
+			len = d;
+		}
+	return len <= FDR_ROT_MAX ? len : 0;
+}
+
+enum fit { FIT, CONFLICT, INCOMPLETE };
+
+/*
+ * Whether the answers fit a rotation of @len: @order[p] is the thread at
+ * position p, where an answer's position is its accept number mod @len
+ * (@by_seq) or its rank mod @len (rank 0 the newest).  CONFLICT: two
+ * threads at one position, or one thread at two; INCOMPLETE: no
+ * contradiction, but not enough seen yet.
+ */
+static enum fit fits(const struct answers *a, unsigned len, bool by_seq, unsigned order[])
+{
+	unsigned m = 2 * len > MIN_EVIDENCE ? 2 * len : MIN_EVIDENCE, used = 0;
+
+	for (unsigned p = 0; p < len; p++)
+		order[p] = FDR_NO_OWNER;
+	for (unsigned i = 0; i < a->n; i++) {
+		unsigned age = by_seq ? a->seq[0] - a->seq[i] : i;
+		unsigned p = by_seq ? a->seq[i] % len : i % len;
+
+		if (age >= m)
+			break;
+		if (order[p] == FDR_NO_OWNER)
+			order[p] = a->srv[i];
+		if (order[p] != a->srv[i])
+			return CONFLICT;
+		used++;
+	}
+	for (unsigned p = 0; p < len; p++)
+		for (unsigned q = 0; q < p; q++)
+			if (order[p] != FDR_NO_OWNER && order[q] == order[p])
+				return CONFLICT;
+	/* Enough evidence: by rank every one of the m newest answers; by
+	 * accept number most of the m newest accepts (some still in flight). */
+	if (used < (by_seq ? m - m / 4 : m))
+		return INCOMPLETE;
+	for (unsigned p = 0; p < len; p++)
+		if (order[p] == FDR_NO_OWNER)
+			return INCOMPLETE;
+	/* Every thread seen serving in the window takes part. */
+	for (unsigned i = 0; i < a->n; i++) {
+		bool in = false;
+
+		for (unsigned p = 0; p < len && !in; p++)
+			in = order[p] == a->srv[i];
+		if (!in)
+			return CONFLICT;
+	}
+	return FIT;
+}
+
 static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 {
-	unsigned acc[RING], srv[RING], n = 0, local = 0, diffs[RING] = { 0 }, len = 0, best = 0;
-	uint32_t seq0 = 0;
+	struct answers a;
+	unsigned local = 0, len, order[FDR_ROT_MAX];
+	enum fit f = CONFLICT;
 
+	a.n = 0;
 	for (uint32_t k = 0; k < RING; k++) {
 		uint32_t s = newest - k;
 		uint64_t e = __atomic_load_n(&ring[s % RING], __ATOMIC_RELAXED);
 
 		if (E_SEQ(e) != s + 1u || !E_SRV(e) || !E_ACC(e))
 			continue;
-		if (!n)
-			seq0 = s;
-		acc[n] = E_ACC(e) - 1;
-		srv[n] = E_SRV(e) - 1;
-		local += acc[n] == srv[n];
-		n++;
+		a.seq[a.n] = s;
+		a.acc[a.n] = E_ACC(e) - 1;
+		a.srv[a.n] = E_SRV(e) - 1;
+		local += a.acc[a.n] == a.srv[a.n];
+		a.n++;
 	}
-	if (n < 8)
+	if (a.n < 8)
 		return;
-	if (local * 10 >= n * 9) {
+	if (local * 10 >= a.n * 9) {
 		settle(h, FDR_MODEL_LOCAL);
 		return;
 	}
-	/* The period: the commonest rank distance to the same server's previous answer. */
-	for (unsigned i = 0; i < n; i++)
-		for (unsigned j = i + 1; j < n; j++)
-			if (srv[j] == srv[i]) {
-				diffs[j - i]++;
-				break;
-			}
-	for (unsigned d = 1; d < RING; d++)
-		if (diffs[d] > best) {
-			best = diffs[d];
-			len = d;
-		}
-	if (len && len <= FDR_ROT_MAX) {
-		unsigned m = 2 * len > MIN_EVIDENCE ? 2 * len : MIN_EVIDENCE;
-		bool ok = n >= m;
-
-		/* Periodic over the newest m answers, over len distinct threads. */
-		for (unsigned i = len; i < m && ok; i++)
-			ok = srv[i] == srv[i % len];
-		for (unsigned p = 0; p < len && ok; p++)
-			for (unsigned q = 0; q < p && ok; q++)
-				ok = srv[q] != srv[p];
-		if (ok) {
-			/* The accept d after the newest answer goes to the thread
-			 * d ranks after it: rank -d is rank (-d mod len). */
-			for (unsigned d = 1; d <= len; d++)
-				__atomic_store_n(&h->rot_owner[(seq0 + d) % len], srv[(len - d % len) % len],
-						 __ATOMIC_RELAXED);
-			__atomic_store_n(&h->rot_len, len, __ATOMIC_RELAXED);
-			settle(h, FDR_MODEL_ROTATION);
-			return;
-		}
+	len = period(&a, true);
+	if (len)
+		f = fits(&a, len, true, order);
+	if (f == FIT) {
+		/* Position p holds accept numbers k with k mod len == p. */
+		for (unsigned p = 0; p < len; p++)
+			__atomic_store_n(&h->rot_owner[p], order[p], __ATOMIC_RELAXED);
+		__atomic_store_n(&h->rot_len, len, __ATOMIC_RELAXED);
+		settle(h, FDR_MODEL_ROTATION);
+		return;
 	}
-	if (n >= WINDOW && h->model != FDR_MODEL_UNPREDICTABLE)
+	len = f == CONFLICT ? period(&a, false) : 0;
+	if (len && fits(&a, len, false, order) == FIT) {
+		/* The accept d after the newest answer goes to the thread d ranks
+		 * after it: rank -d, which is rank (-d mod len). */
+		for (unsigned d = 1; d <= len; d++)
+			__atomic_store_n(&h->rot_owner[(a.seq[0] + d) % len], order[(len - d % len) % len],
+					 __ATOMIC_RELAXED);
+		__atomic_store_n(&h->rot_len, len, __ATOMIC_RELAXED);
+		settle(h, FDR_MODEL_ROTATION);
+		return;
+	}
+	if (a.n >= WINDOW && h->model != FDR_MODEL_UNPREDICTABLE) {
+		__atomic_store_n(&h->judged, a.n, __ATOMIC_RELAXED);
+		__atomic_store_n(&h->judged_local, local, __ATOMIC_RELAXED);
 		settle(h, FDR_MODEL_UNPREDICTABLE);
-	else if (h->model == FDR_MODEL_NONE)
+	} else if (h->model == FDR_MODEL_NONE) {
 		__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
+	}
 }
 
 /* Roundrobin: the lane this thread serves, taking a free one on first use. */
@@ -298,7 +378,9 @@ static void observe(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t 
 	}
 	if (fdr_st.cfg.accept != FDR_ACCEPT_AUTO || model == FDR_MODEL_LOCAL ||
 	    model == FDR_MODEL_ROTATION) {
-		if (FDR_REC_PRED(rec))
+		/* Judge only what the model in force predicted: an fd accepted
+		 * while learning went to a pool, which is no prediction. */
+		if (FDR_REC_PRED(rec) > FDR_OWN_FIRST)
 			check(h, rec, srv, tid);
 	} else if (model != FDR_MODEL_UNPREDICTABLE ||
 		   __atomic_load_n(&h->observed, __ATOMIC_RELAXED) % RING == 0) {

@@ -143,6 +143,7 @@ struct st_owner {
 	unsigned nchunks;            /* chunks it holds (table, or its fixed range) */
 	unsigned open, served;       /* open fds in its chunks; of those with a serving thread */
 	double purity;               /* ST_NO_PURITY: nothing served */
+	double client_purity;        /* of its accepted client sockets; ST_NO_PURITY: none */
 	uint64_t fallbacks;
 	struct st_served *by;        /* by count, descending */
 	unsigned nby;
@@ -176,6 +177,7 @@ struct st_report {
 	struct st_lines t;
 	unsigned long client_sockets;
 	double min_purity;
+	double min_client_purity;    /* the same over accepted client sockets only */
 	uint64_t placed, inplace, kept, fallbacks, probes, claims;
 	uint64_t fb_why[FDR_FB_NR];
 	unsigned claimed_chunks;
@@ -201,6 +203,8 @@ int st_group_of_key(const struct st_report *r, long key);
 size_t st_lower_bound(const struct st_proc *p, long fd);
 const char *st_kind_word(uint32_t kind);
 const char *st_model_word(const struct fdr_blk_hdr *h);  /* summary's model= */
+/* Auto policy, 16 or more accepted, none ever registered: nothing to learn from. */
+bool st_never_registered(const struct fdr_blk_hdr *h);
 char st_letter(int group);
 
 /* stat_text.c */

@@ -30,17 +30,22 @@ const char *st_kind_word(uint32_t kind)
 	return kind < FDR_KIND_NR ? w[kind] : "?";
 }
 
+bool st_never_registered(const struct fdr_blk_hdr *h)
+{
+	return h->policy == ST_POLICY_AUTO && h->accepted >= 16 && !h->observed &&
+	       (h->model == FDR_MODEL_NONE || h->model == FDR_MODEL_LEARNING);
+}
+
 const char *st_model_word(const struct fdr_blk_hdr *h)
 {
-	static const char *const w[] = { "none", "learning", "local", "rotation",
-					 "unpredictable" };
-
-	_Static_assert(sizeof(w) / sizeof(w[0]) == FDR_MODEL_NR, "a word per model");
 	if (h->policy == ST_POLICY_THREAD)
 		return "thread";
 	if (h->policy == ST_POLICY_ROUNDROBIN)
 		return "roundrobin";
-	return h->model < FDR_MODEL_NR ? w[h->model] : "?";
+	/* Nothing to learn from: as unpredictable as it gets (see the text). */
+	if (st_never_registered(h))
+		return "unpredictable";
+	return h->model < FDR_MODEL_NR ? fdr_model_words[h->model] : "?";
 }
 
 int st_owner_of_fd(const struct st_blk *b, long fd)
@@ -231,6 +236,45 @@ static int served_by(struct st_report *r, const int *bucket_of_fd, unsigned nbuc
 
 static int make_spans(struct st_report *r, const int *ridx);
 
+/*
+ * Purity among accepted client sockets only, per owner bucket: what the
+ * hand-off model decides.  A proxy's own upstream sockets, which it may
+ * pass between threads, and a main thread's wake-up fds made for its
+ * workers are left out.  Sorted (bucket, group) pairs: linear after the
+ * sort.
+ */
+static int client_purity(struct st_report *r, const int *bucket_of_fd)
+{
+	struct st_proc *p = r->p;
+	struct pair *pr = malloc((p->nfds ? p->nfds : 1) * sizeof(*pr));
+	size_t n = 0;
+
+	if (!pr)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nfds; i++)
+		if (bucket_of_fd[i] >= 0 && bucket_of_fd[i] < (int)r->nowners &&
+		    p->fds[i].group >= 0 && p->fds[i].tcp == ST_TCP_CLIENT)
+			pr[n++] = (struct pair){ (unsigned)bucket_of_fd[i], p->fds[i].group };
+	qsort(pr, n, sizeof(*pr), cmp_pair);
+	for (size_t i = 0; i < n;) {
+		size_t j = i, best = 0;
+		unsigned k = pr[i].bucket;
+
+		while (j < n && pr[j].bucket == k) {
+			size_t run = j;
+
+			while (j < n && !cmp_pair(&pr[run], &pr[j]))
+				j++;
+			if (j - run > best)
+				best = j - run;
+		}
+		r->owners[k].client_purity = 100.0 * (double)best / (double)(j - i);
+		i = j;
+	}
+	free(pr);
+	return 0;
+}
+
 static void tally_lines(struct st_report *r)
 {
 	const struct st_proc *p = r->p;
@@ -277,6 +321,7 @@ int st_analyze(struct st_report *r)
 	int ret;
 
 	r->min_purity = ST_NO_PURITY;
+	r->min_client_purity = ST_NO_PURITY;
 	for (size_t i = 0; i < p->nfds; i++)
 		r->client_sockets += p->fds[i].tcp == ST_TCP_CLIENT;
 	ret = make_groups(r);
@@ -306,6 +351,7 @@ int st_analyze(struct st_report *r)
 			ridx[i] = (int)r->nowners;
 			r->owners[r->nowners].idx = i;
 			r->owners[r->nowners].purity = ST_NO_PURITY;
+			r->owners[r->nowners].client_purity = ST_NO_PURITY;
 			r->nowners++;
 		}
 	for (uint32_t c = 0; c < b->hdr.top_chunk; c++) {
@@ -366,6 +412,8 @@ int st_analyze(struct st_report *r)
 		}
 	}
 	ret = served_by(r, bucket, nb, by, nby);
+	if (!ret)
+		ret = client_purity(r, bucket);
 	if (ret)
 		goto out;
 	for (unsigned k = 0; k < r->nowners; k++) {
@@ -374,6 +422,9 @@ int st_analyze(struct st_report *r)
 
 		ow->by = by[k];
 		ow->nby = nby[k];
+		if ((kind == FDR_KIND_THREAD || kind == FDR_KIND_LANE) && ow->client_purity >= 0 &&
+		    (r->min_client_purity < 0 || ow->client_purity < r->min_client_purity))
+			r->min_client_purity = ow->client_purity;
 		if (!ow->served)
 			continue;
 		ow->purity = 100.0 * ow->by[0].n / ow->served;

@@ -157,6 +157,9 @@ int fdr_blk_check_hdr(const struct fdr_blk_hdr *h, uint64_t maplen, char *why, s
 			return refuse(why, whylen, "rot_owner[%" PRIu32 "] %" PRIu32
 				      " is not below max_owners %" PRIu32, i, h->rot_owner[i],
 				      h->max_owners);
+	if (h->judged_local > h->judged)
+		return refuse(why, whylen, "judged_local %" PRIu32 " exceeds judged %" PRIu32,
+			      h->judged_local, h->judged);
 	for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++)
 		if (counts[i] > ST_COUNT_MAX)
 			return refuse(why, whylen, "%s %" PRIu64 " is beyond any count",

@@ -94,6 +94,7 @@ static void summary_fields(FILE *out, const struct st_report *r, bool *first)
 	if (!r->b)
 		return;
 	kv_purity(out, first, "min_purity", r->min_purity);
+	kv_purity(out, first, "min_client_purity", r->min_client_purity);
 	kv_u(out, first, "placed", r->placed);
 	kv_u(out, first, "fallbacks", r->fallbacks);
 	kv_u(out, first, "extra_probes", r->probes);
@@ -239,6 +240,7 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "open", ow->open);
 		kv_u(out, &f2, "served", ow->served);
 		kv_purity(out, &f2, "purity", ow->purity);
+		kv_purity(out, &f2, "client_purity", ow->client_purity);
 		key(out, &f2, "served_by");
 		served_by(out, r, ow->by, ow->nby);
 		fputc('}', out);

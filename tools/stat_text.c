@@ -118,7 +118,12 @@ static void handoff(const struct tctx *t)
 	unsigned long long checked = (unsigned long long)h->hits + h->misses;
 
 	fputs("accepted connections: ", out);
-	switch (h->model) {
+	if (st_never_registered(h))
+		fprintf(out, "not predictable: %" PRIu64 " connections accepted and none registered "
+			"with epoll by the thread serving it (the server reads them without epoll); "
+			"they go one per 8-fd line to the learning pool, then to a shared pool\n",
+			h->accepted);
+	else switch (h->model) {
 	case FDR_MODEL_ROTATION:
 		fprintf(out, "rotation over %" PRIu32 " threads (", h->rot_len);
 		for (uint32_t i = 0; i < h->rot_len; i++) {
@@ -140,8 +145,11 @@ static void handoff(const struct tctx *t)
 			h->relearns, h->hits, checked);
 		break;
 	case FDR_MODEL_UNPREDICTABLE:
-		fprintf(out, "not predictable: %" PRIu64 "%% served by another thread than predicted; "
-			"such connections are packed in a shared pool\n", pct_of(h->misses, checked));
+		fprintf(out, "not predictable: of the last %" PRIu32 " connections, %" PRIu64
+			"%% were served by another thread than the one that accepted them, and no "
+			"rotation fits; such connections are packed in a shared pool, apart from the "
+			"threads' own chunks\n", h->judged,
+			pct_of(h->judged - (uint64_t)h->judged_local, h->judged));
 		break;
 	case FDR_MODEL_LEARNING:
 		fprintf(out, "learning (%" PRIu64 " seen)\n", h->accepted);
@@ -394,6 +402,11 @@ void st_summary_text(FILE *out, const struct st_report *r)
 			fputc('-', out);
 		else
 			fprintf(out, "%.1f", r->min_purity);
+		fputs(" min_client_purity=", out);
+		if (r->min_client_purity < 0)
+			fputc('-', out);
+		else
+			fprintf(out, "%.1f", r->min_client_purity);
 		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
 			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64, r->placed,
 			r->fallbacks, r->probes, st_model_word(&r->b->hdr), r->b->hdr.realignments,

@@ -8,6 +8,11 @@
  *   refusing      the same, but every 7th connection is refused (closed by
  *                 the acceptor, never dealt: memcached over its -c); the
  *                 rotation must realign and stay learned;
+ *   batched       the same rotation, but each worker registers its
+ *                 connections 6 at a time, so the registrations arrive in
+ *                 batches, out of accept order (trafficserver's net
+ *                 threads do): the rotation's length and order must still
+ *                 be learned right;
  *   local         each worker accepts from the shared listener and serves
  *                 what it accepted (h2o, haproxy multi-queue off);
  *   random        the acceptor deals to a random worker: not predictable,
@@ -23,9 +28,9 @@
 
 #define NWORKERS 4
 #define NCONN 96
-#define LEARNING_MAX 16   /* connections the model may take to settle */
+#define LEARNING_MAX 24   /* connections the model may take to settle */
 
-enum mode { ROTATION, REFUSING, LOCAL, RANDOM };
+enum mode { ROTATION, REFUSING, BATCHED, LOCAL, RANDOM };
 
 struct worker {
 	pthread_t tid;
@@ -81,6 +86,22 @@ static void *worker_main(void *arg)
 		fd = msg[0];
 		if (fd < 0)
 			break;
+		if (mode == BATCHED) {
+			int more[5][2], n = 0;
+
+			while (n < 5) {
+				CHECK(read(w->queue[0], more[n], sizeof(more[n])) == sizeof(more[n]), "queue");
+				if (more[n][0] < 0)
+					break;
+				n++;
+			}
+			serve(w, fd, msg[1]);
+			for (int i = 0; i < n; i++)
+				serve(w, more[i][0], more[i][1]);
+			if (n < 5)
+				break;
+			continue;
+		}
 		serve(w, fd, msg[1]);
 	}
 	return NULL;
@@ -120,9 +141,9 @@ int main(int argc, char **argv)
 	unsigned seed = 1;
 
 	test_mode(argc, argv);
-	CHECK(argc >= 3, "usage: %s plain|placed rotation|refusing|local|random", argv[0]);
+	CHECK(argc >= 3, "usage: %s plain|placed rotation|refusing|batched|local|random", argv[0]);
 	mode = !strcmp(argv[2], "rotation") ? ROTATION : !strcmp(argv[2], "refusing") ? REFUSING :
-	       !strcmp(argv[2], "local") ? LOCAL : RANDOM;
+	       !strcmp(argv[2], "batched") ? BATCHED : !strcmp(argv[2], "local") ? LOCAL : RANDOM;
 	range_of_fd = (int (*)(int))dlsym(RTLD_DEFAULT, "fdrange_range_of_fd");
 	before = count_fds();
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -176,7 +197,8 @@ int main(int argc, char **argv)
 		memset(line_owner, -1, sizeof(line_owner));
 		for (int i = 0; i < NWORKERS; i++) {
 			struct worker *w = &workers[i];
-			int own = -1;
+			/* The worker made its epoll fd itself: that is its range. */
+			int own = placed_mode ? range_of_fd(w->epfd) : -1;
 
 			total += w->nconns;
 			for (int c = 0; c < w->nconns && placed_mode; c++) {
@@ -199,13 +221,12 @@ int main(int argc, char **argv)
 				if (r < 0)
 					continue;  /* the learning pool: one fd per line */
 				CHECK(mode != RANDOM, "random hand-off, yet fd %d is in range %d", fd, r);
-				if (own == -1)
-					own = r;
 				/* After a refusal, until the rotation realigns. */
 				if (own != r && mode == REFUSING)
 					shared++;
 				else
-					CHECK(own == r, "worker %d: fds in ranges %d and %d", i, own, r);
+					CHECK(own == r, "worker %d: fd %d in range %d, its own is %d", i, fd, r,
+					      own);
 				in_chunks += own == r;
 			}
 		}

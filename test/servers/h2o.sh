@@ -69,5 +69,5 @@ run_mode plain
 run_mode lib
 [ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
 read_placement "$TMP/stat-lib.txt"
-check_placement "$TMP/stat-lib.txt" predictable
+check_placement "$TMP/stat-lib.txt" predictable local
 result_line

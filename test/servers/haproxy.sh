@@ -76,7 +76,7 @@ run_mode lib
 [ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
 read_placement "$TMP/stat-lib.txt"
 if [ "$MQ" = off ]; then
-	check_placement "$TMP/stat-lib.txt" predictable
+	check_placement "$TMP/stat-lib.txt" predictable local
 else
 	check_placement "$TMP/stat-lib.txt" unpredictable
 fi

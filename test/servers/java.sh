@@ -54,5 +54,5 @@ run_mode plain
 run_mode lib
 [ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
 read_placement "$TMP/stat-lib.txt"
-check_placement "$TMP/stat-lib.txt" predictable
+check_placement "$TMP/stat-lib.txt" predictable rotation
 result_line

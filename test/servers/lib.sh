@@ -174,6 +174,8 @@ take_stat() {
 	loopback_only "$1"
 	"$FDRANGE" stat --no-map --color=never "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "fdrange stat $1 failed"; }
 	python3 "$HERE/procfds.py" "$1" >>"$2" 2>&1 || true
+	# STAT_KEEP=DIR keeps every stat taken, for a look after the run.
+	[ -z "${STAT_KEEP:-}" ] || cp "$2" "$STAT_KEEP/$(basename "$0" .sh)-$1.stat"
 }
 # field FILE KEY: KEY's value on the summary line, or nothing if absent.
 field() { sed -n 's/^summary:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }

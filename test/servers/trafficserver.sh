@@ -82,5 +82,9 @@ run_mode plain
 run_mode lib
 [ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
 read_placement "$TMP/stat-lib.txt"
-check_placement "$TMP/stat-lib.txt" predictable
+if [ "$ACCEPT" = 1 ]; then
+	check_placement "$TMP/stat-lib.txt" predictable rotation
+else
+	check_placement "$TMP/stat-lib.txt" predictable local
+fi
 result_line

@@ -72,6 +72,7 @@ SPOIL(model, h->model = FDR_MODEL_NR)
 SPOIL(rot_len, h->rot_len = FDR_ROT_MAX + 1)
 SPOIL(rot_owner, h->rot_owner[1] = MKB_OWNERS)
 SPOIL(counter, h->hits = ~0ull)
+SPOIL(judged, (h->judged = 3, h->judged_local = 4))
 SPOIL(owners_off_wrap, h->owners_off = ~0ull - 63)
 SPOIL(owners_off_in_hdr, h->owners_off = 8)
 SPOIL(owners_off_align, h->owners_off = MKB_OWNERS_OFF + 4)
@@ -92,7 +93,7 @@ static const struct bad bads[] = {
 	{ "max_owners", max_owners_big }, { "max_owners 1", max_owners_small },
 	{ "nowners 9", nowners }, { "owner_size 64", owner_size }, { "nrecs", nrecs },
 	{ "policy 3", policy }, { "model 5", model }, { "rot_len 65", rot_len },
-	{ "rot_owner[1] 8", rot_owner }, { "hits", counter }, { "owners_off", owners_off_wrap },
+	{ "rot_owner[1] 8", rot_owner }, { "hits", counter }, { "judged_local 4 exceeds judged 3", judged }, { "owners_off", owners_off_wrap },
 	{ "owners_off 8", owners_off_in_hdr }, { "owners_off", owners_off_align },
 	{ "chunks_off", chunks_off_beyond }, { "recs_off", recs_off_wrap },
 	{ "recs_off", recs_too_many }, { "overlap", overlap },
