@@ -15,8 +15,13 @@ limit_s=${STAT_LINEAR_LIMIT_S:-5}
 # does, render_scale (the same renderer on 1,000,000 synthetic fds) still
 # checks the linearity.
 if ! sh -c "ulimit -n $((n + 4096))" 2>/dev/null; then
-	echo "SKIP: RLIMIT_NOFILE cannot be raised to $((n + 4096)) here (hard limit $(ulimit -Hn))"
-	exit 77
+	hard=$(ulimit -Hn)
+	[ "$hard" != unlimited ] && [ "$hard" -ge 14096 ] ||
+		{ echo "SKIP: RLIMIT_NOFILE cannot be raised to $((n + 4096)) here (hard limit $hard)"; exit 77; }
+	# Still the whole path end to end, with as many fds as allowed; the
+	# time limit only tells linear from quadratic near 150,000.
+	n=$((hard - 4096))
+	echo "note: hard RLIMIT_NOFILE $hard: $n fds only (render_scale checks linearity)"
 fi
 nr_open=$(cat /proc/sys/fs/nr_open)
 [ "$nr_open" -ge $((n + 4096)) ] || { echo "SKIP: fs.nr_open $nr_open too small"; exit 77; }
