@@ -43,9 +43,9 @@ static int mem_read(void *ctx, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static void name_of(long pid, long tid, char *out, size_t len)
+static void name_of(const struct st_proc *p, long tid, char *out, size_t len)
 {
-	(void)pid;
+	(void)p;
 	snprintf(out, len, tid % 2 ? "w\033[2J%ld" : "\xc2\x9bq%ld\x7f", tid);
 }
 

@@ -70,13 +70,18 @@ struct st_proc {
 	struct st_fd *fds;           /* sorted by fd */
 	size_t nfds;
 	unsigned listen_ports;       /* distinct TCP ports it listens on */
+	/* In another pid namespace (nspid != pid): its threads' tids there
+	 * (what the block records) to ours, sorted by the former. */
+	struct st_tid { long ns, host; } *tids;
+	size_t ntids;
 };
 
 /* stat_proc.c.  Functions return 0 or -errno. */
 int st_proc_read(struct st_proc *p, long pid, char *why, size_t whylen);
 void st_proc_free(struct st_proc *p);
-/* Thread @tid's name (raw), or "(exited)". */
-void st_thread_name(long pid, long tid, char *out, size_t len);
+/* The name (raw) of @p's thread @tid (as the process sees it), or
+ * "(exited)". */
+void st_thread_name(const struct st_proc *p, long tid, char *out, size_t len);
 /* Whether process @pid still exists (not a zombie). */
 bool st_proc_alive(long pid);
 
@@ -182,7 +187,7 @@ struct st_report {
 	uint64_t fb_why[FDR_FB_NR];
 	unsigned claimed_chunks;
 	/* Set by the caller: a serving thread's name (raw), given its tid. */
-	void (*name_of)(long pid, long tid, char *out, size_t len);
+	void (*name_of)(const struct st_proc *p, long tid, char *out, size_t len);
 	struct st_served *served_mem;  /* backs the .by arrays */
 	unsigned *gsorted;           /* group indices sorted by key */
 	struct st_span *spans;       /* grouped by owner, in fd order within one */

@@ -132,7 +132,7 @@ static int make_groups(struct st_report *r)
 		r->groups[g].key = k[g].key;
 		k[g].group = (unsigned)g;
 		if (r->b && r->name_of)
-			r->name_of(p->pid, k[g].key, r->groups[g].name, sizeof(r->groups[g].name));
+			r->name_of(p, k[g].key, r->groups[g].name, sizeof(r->groups[g].name));
 		else if (!r->b)
 			snprintf(r->groups[g].name, sizeof(r->groups[g].name), "epoll fd %ld",
 				 k[g].key);

@@ -52,11 +52,89 @@ static int read_small(const char *path, char *buf, size_t len)
 	return (int)n;
 }
 
-void st_thread_name(long pid, long tid, char *out, size_t len)
+static bool parse_fd(const char *s, int *fd);
+
+static int cmp_tid(const void *a, const void *b)
+{
+	const struct st_tid *x = a, *y = b;
+
+	return (x->ns > y->ns) - (x->ns < y->ns);
+}
+
+/* "NSpid:\t2345\t2" in a status file: the last field, its own namespace's. */
+static long nspid_of(const char *status)
+{
+	const char *l = strstr(status, "\nNSpid:"), *last = NULL;
+
+	if (!l)
+		return 0;
+	for (const char *q = l + 7; *q && *q != '\n'; q++)
+		if (isdigit((unsigned char)*q) && (q[-1] == '\t' || q[-1] == ' ' || q[-1] == ':'))
+			last = q;
+	return last ? strtol(last, NULL, 10) : 0;
+}
+
+/*
+ * A process in another pid namespace records its threads' tids as it sees
+ * them: map those to ours through each thread's NSpid line, once per look.
+ */
+static void read_tids(struct st_proc *p)
+{
+	char path[64];
+	struct dirent *de;
+	size_t cap = 64;
+	DIR *d;
+
+	if (!p->nspid || p->nspid == p->pid)
+		return;
+	snprintf(path, sizeof(path), "/proc/%ld/task", p->pid);
+	d = opendir(path);
+	p->tids = malloc(cap * sizeof(*p->tids));
+	if (!d || !p->tids) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	while ((de = readdir(d))) {
+		char buf[4096];
+		int host;
+		long ns;
+
+		if (!parse_fd(de->d_name, &host))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%d/status", p->pid, host);
+		if (read_small(path, buf, sizeof(buf)) <= 0 || (ns = nspid_of(buf)) <= 0)
+			continue;
+		if (p->ntids == cap) {
+			struct st_tid *nt = realloc(p->tids, 2 * cap * sizeof(*nt));
+
+			if (!nt)
+				break;
+			p->tids = nt;
+			cap *= 2;
+		}
+		p->tids[p->ntids++] = (struct st_tid){ ns, host };
+	}
+	closedir(d);
+	qsort(p->tids, p->ntids, sizeof(*p->tids), cmp_tid);
+}
+
+void st_thread_name(const struct st_proc *p, long tid, char *out, size_t len)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/comm", pid, tid);
+	if (p->nspid && p->nspid != p->pid) {
+		struct st_tid key = { tid, 0 };
+		const struct st_tid *hit = p->tids ? bsearch(&key, p->tids, p->ntids,
+							     sizeof(*p->tids), cmp_tid) : NULL;
+
+		if (!hit) {
+			snprintf(out, len, "(exited)");
+			return;
+		}
+		tid = hit->host;
+	}
+	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/comm", p->pid, tid);
 	if (read_small(path, out, len) <= 0)
 		snprintf(out, len, "(exited)");
 	else if (strlen(out) && out[strlen(out) - 1] == '\n')
@@ -336,25 +414,11 @@ out:
 
 static void read_status(struct st_proc *p)
 {
-	char path[64], buf[8192], *l;
+	char path[64], buf[8192];
 
 	snprintf(path, sizeof(path), "/proc/%ld/status", p->pid);
-	if (read_small(path, buf, sizeof(buf)) <= 0)
-		return;
-	/* "NSpid:\t2345\t2": the last field is its pid in its own namespace. */
-	l = strstr(buf, "\nNSpid:");
-	if (l) {
-		char *end = strchr(l + 1, '\n'), *last = NULL;
-
-		if (end)
-			*end = 0;
-		for (char *q = l + 7; *q; q++)
-			if (isdigit((unsigned char)*q) && (q[-1] == '\t' || q[-1] == ' ' ||
-							   q[-1] == ':'))
-				last = q;
-		if (last)
-			p->nspid = strtol(last, NULL, 10);
-	}
+	if (read_small(path, buf, sizeof(buf)) > 0)
+		p->nspid = nspid_of(buf);
 }
 
 int st_proc_read(struct st_proc *p, long pid, char *why, size_t whylen)
@@ -392,12 +456,16 @@ int st_proc_read(struct st_proc *p, long pid, char *why, size_t whylen)
 	}
 	read_epolls(p);
 	classify_tcp(p);
+	read_tids(p);
 	return 0;
 }
 
 void st_proc_free(struct st_proc *p)
 {
 	free(p->fds);
+	free(p->tids);
 	p->fds = NULL;
+	p->tids = NULL;
 	p->nfds = 0;
+	p->ntids = 0;
 }

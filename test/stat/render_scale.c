@@ -45,9 +45,9 @@ static double now(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-static void name_of(long pid, long tid, char *out, size_t len)
+static void name_of(const struct st_proc *p, long tid, char *out, size_t len)
 {
-	(void)pid;
+	(void)p;
 	snprintf(out, len, "w%ld", tid);
 }
 
