@@ -3,7 +3,7 @@
 # needs, then runs every check CI runs and prints one line per check and a
 # total.  Exit status 0 only if everything passed.
 #
-#   ./test/run.sh            everything (about 15 minutes on 2 cores)
+#   ./test/run.sh            everything (about 20 minutes on 2 cores)
 #   ./test/run.sh --quick    the normal build's meson tests only (about 2 minutes)
 #
 # The checks:
@@ -16,6 +16,10 @@
 #   valgrind      memcheck over the integration and hardening programs
 #   fuzz          60 s of libFuzzer on the option parser and geometry
 #   real          real programs' own tests (xz, zstd, CPython) with and without
+#   servers       memcached, haproxy, h2o, trafficserver, redis, varnish and a
+#                 Java NIO server, plain and under the library with no settings
+#   package       the Debian packages build, lintian-clean, install, work by
+#                 bare name and through fdrange, and purge without a trace
 #   kernel        the kernel patch series applies to linux-source-6.12 and compiles
 set -eu
 cd "$(dirname "$0")/.."
@@ -24,7 +28,9 @@ quick=0
 
 . ./tools/deps.sh
 need_packages meson ninja-build gcc pkg-config libcmocka-dev memcached libmemcached-tools \
-	gnuplot-nox strace procps python3 file
+	gnuplot-nox strace procps python3 file util-linux
+# sshd_login_works needs an sshd that the machine itself never starts.
+sh test/security/install-openssh-server.sh
 [ $quick = 1 ] || need_packages cppcheck clang-tidy clang libclang-rt-14-dev valgrind \
 	xz-utils zstd libpython3.11-testsuite \
 	linux-source-6.12 make flex bison bc libelf-dev libssl-dev patch
@@ -76,6 +82,8 @@ if [ $quick = 0 ]; then
 	check fuzz sh fuzz/run.sh 60
 	# Debian's interpreter: its test package is libpython3.11-testsuite.
 	check real env PYTHON=/usr/bin/python3 sh tools/ci/real-programs.sh quick "$PWD/build/lib/libfdrange.so"
+	check servers bash test/servers/run-all.sh "$PWD/build/lib/libfdrange.so" "$PWD/build/tools/fdrange"
+	check package bash tools/ci/package.sh
 	check kernel bash kernel/ci-check.sh
 fi
 

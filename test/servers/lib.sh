@@ -176,6 +176,8 @@ take_stat() {
 	python3 "$HERE/procfds.py" "$1" >>"$2" 2>&1 || true
 	# STAT_KEEP=DIR keeps every stat taken, for a look after the run.
 	[ -z "${STAT_KEEP:-}" ] || cp "$2" "$STAT_KEEP/$(basename "$0" .sh)-$1.stat"
+	# STAT_KEEP=DIR keeps every stat taken, for a look after the run.
+	[ -z "${STAT_KEEP:-}" ] || cp "$2" "$STAT_KEEP/$(basename "$0" .sh)-$1.stat"
 }
 # field FILE KEY: KEY's value on the summary line, or nothing if absent.
 field() { sed -n 's/^summary:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
@@ -183,24 +185,30 @@ field() { sed -n 's/^summary:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
 pfield() { sed -n 's/^procfds:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
 
 # read_placement FILE: fill R_* from a stat file (and show its summary).
-# check_placement FILE predictable|unpredictable: the contract of issue 13.
-# Predictable hand-off: min_purity >= 95 and shared_client_lines == 0;
-# unpredictable: the library says model=unpredictable.
+# check_placement FILE predictable MODEL | FILE unpredictable: the contract
+# of issue 13.  Predictable hand-off: the library learned MODEL (local or
+# rotation), the accepted client sockets in each thread's chunks are >= 95%
+# served by that thread (min_client_purity: a proxy's upstream sockets,
+# which it may hand between threads, and a main thread's wake-up fds for
+# its workers are not the hand-off's doing; min_purity over all fds is
+# shown beside it), and no 8-fd line is shared by client sockets of two
+# threads; unpredictable: the library says model=unpredictable.
 read_placement() {
 	local f=$1
-	R_PURITY=$(field "$f" min_purity); R_PURITY=${R_PURITY:--}
+	R_PURITY=$(field "$f" min_client_purity); R_PURITY=${R_PURITY:--}
 	R_LINES=$(field "$f" shared_client_lines); R_LINES=${R_LINES:-?}
 	R_MODEL=$(field "$f" model); R_MODEL=${R_MODEL:-?}
-	R_MORE="$R_MORE socket_lines=$(field "$f" shared_socket_lines) proc_client_lines=$(pfield "$f" epoll_shared_client_lines) fallbacks=$(field "$f" fallbacks)"
+	R_MORE="$R_MORE all_fds_purity=$(field "$f" min_purity) socket_lines=$(field "$f" shared_socket_lines) proc_client_lines=$(pfield "$f" epoll_shared_client_lines) fallbacks=$(field "$f" fallbacks)"
 	grep -E '^(summary|procfds):' "$f"
 }
 check_placement() {
-	local f=$1 kind=$2 lib
+	local f=$1 kind=$2 want=${3:-} lib
 	lib=$(field "$f" library)
 	[ "$lib" = yes ] || fail "library=$lib in fdrange stat: the library is not active in the server"
 	if [ "$kind" = predictable ]; then
-		case $R_PURITY in [0-9]*) ;; *) fail "min_purity=$R_PURITY" ;; esac
-		awk -v p="$R_PURITY" 'BEGIN { exit !(p >= 95) }' || fail "min_purity $R_PURITY < 95"
+		[ -z "$want" ] || [ "$R_MODEL" = "$want" ] || fail "model=$R_MODEL, expected $want"
+		case $R_PURITY in [0-9]*) ;; *) fail "min_client_purity=$R_PURITY" ;; esac
+		awk -v p="$R_PURITY" 'BEGIN { exit !(p >= 95) }' || fail "min_client_purity $R_PURITY < 95"
 		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from before issue 13?)"
 		[ "$R_LINES" = 0 ] || fail "$R_LINES 8-fd lines shared by client sockets of different threads"
 	else

@@ -237,13 +237,17 @@ fdrange stat --color=never "$pid" >"$tmp/stat1.txt" 2>&1 || { cat "$tmp/stat1.tx
 [ "$(field "$tmp/stat1.txt" fallbacks)" = 0 ] || { cat "$tmp/stat1.txt"; die "service: fallbacks under default settings"; }
 placed=$(field "$tmp/stat1.txt" placed)
 [ "${placed:-0}" -ge 16 ] || { cat "$tmp/stat1.txt"; die "service: only ${placed:-0} fds placed with 16 connections open"; }
+for kv in shared_client_lines=0 model=rotation; do
+	[ "$(field "$tmp/stat1.txt" "${kv%%=*}")" = "${kv#*=}" ] ||
+		{ cat "$tmp/stat1.txt"; die "service: summary lacks $kv (report above)"; }
+done
 note "as memcached.service with the drop-in (LD_PRELOAD=libfdrange.so, -u memcache): $(grep '^summary:' "$tmp/stat1.txt")"
 kill "$hold_pid"; wait "$hold_pid" 2>/dev/null || true
 stop "$pid"
 
-# (b) The installed fdrange command, the demo's settings and load.
+# (b) The installed fdrange command, no settings, the demo's load.
 port=$(free_port)
-start fdrange fdrange --slots 4 --accept roundrobin -- memcached -u memcache -t 4 -m 64 -p "$port" -U 0 -l 127.0.0.1
+start fdrange fdrange -- memcached -u memcache -t 4 -m 64 -p "$port" -U 0 -l 127.0.0.1
 printf 'key\n64 64 1\nvalue\n1024 1024 1\ncmd\n0 0.1\n1 0.9\n' >"$tmp/load.cfg"
 memcaslap -s "127.0.0.1:$port" -T 2 -c 16 -t 2s -F "$tmp/load.cfg" >"$tmp/load.log" 2>&1 ||
 	{ tail -n 20 "$tmp/load.log"; die "memcaslap against memcached under the installed library failed"; }
@@ -254,10 +258,12 @@ pids+=("$hold_pid")
 for _ in $(seq 200); do [ -s "$tmp/hold2.out" ] && break; sleep 0.05; done
 [ "$(cat "$tmp/hold2.out")" = "held 64 rejected 0 failed 0" ] || die "fdrange: connections: $(cat "$tmp/hold2.out")"
 fdrange stat --color=never "$pid" >"$tmp/stat2.txt" 2>&1 || { cat "$tmp/stat2.txt"; die "fdrange stat $pid failed"; }
-for kv in library=yes min_purity=100.0 shared_socket_lines=0 fallbacks=0; do
+for kv in library=yes shared_client_lines=0 fallbacks=0 model=rotation; do
 	[ "$(field "$tmp/stat2.txt" "${kv%%=*}")" = "${kv#*=}" ] ||
-		{ cat "$tmp/stat2.txt"; die "fdrange --slots 4 --accept roundrobin: summary lacks $kv (report above)"; }
+		{ cat "$tmp/stat2.txt"; die "fdrange -- memcached: summary lacks $kv (report above)"; }
 done
+awk -v p="$(field "$tmp/stat2.txt" min_client_purity)" 'BEGIN { exit !(p != "-" && p >= 95) }' ||
+	{ cat "$tmp/stat2.txt"; die "fdrange -- memcached: client purity below 95% (report above)"; }
 note "memcached -t 4 under the installed fdrange, after a 2 s memcaslap load, 64 connections: $(grep '^summary:' "$tmp/stat2.txt")"
 kill "$hold_pid"; wait "$hold_pid" 2>/dev/null || true
 stop "$pid"
