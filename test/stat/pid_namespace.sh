@@ -17,17 +17,21 @@ else
 	exit 77
 fi
 
+# pid 1 of a pid namespace ignores SIGTERM from outside (it has no
+# handler): the namespaced targets are killed with SIGKILL, also at exit.
+nstargets=""
+trap 'for p in $nstargets; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
+
 ns_fake() { # MODE: starts fake_block as pid 1 of a new pid namespace
 	# shellcheck disable=SC2086
 	$newns "$fake" "$1" >"$tmp/ready" 2>"$tmp/fake.err" &
-	targets="$targets $!"
 	i=0
 	until grep -q "^ready 1\$" "$tmp/ready" 2>/dev/null; do
 		i=$((i + 1)); [ $i -le 200 ] || { cat "$tmp/fake.err"; fail "$1: did not start"; }; sleep 0.05
 	done
 	fpid=$(pgrep -n -P "$!" -x fake_block)
 	[ -n "$fpid" ] || fail "$1: cannot find the namespaced fake_block"
-	targets="$targets $fpid"
+	nstargets="$nstargets $fpid"
 	grep -q "^NSpid:.*[[:space:]]1\$" "/proc/$fpid/status" || fail "$1: not pid 1 in its namespace"
 }
 
@@ -37,7 +41,7 @@ run_stat --color=never "$fpid"
 [ "$(summary_field "$out" library)" = yes ] || fail "namespaced: block not read: $(sed -n 2p "$out")"
 grep -q "^  A  tid [0-9]* *worker-a " "$out" && grep -q "^  B  tid [0-9]* *worker-b " "$out" ||
 	{ grep -A3 '^serving threads' "$out"; fail "namespaced: threads not named through NSpid"; }
-kill "$fpid"
+kill -KILL "$fpid"
 echo "ok: block of pid 1 in its namespace read, threads named"
 
 ns_fake wrong_pid
