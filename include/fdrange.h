@@ -29,16 +29,22 @@ const char *fdrange_version(void);
 int fdrange_active(void);
 
 /*
- * The range [*lo, *hi) the calling thread's new fds go to, assigning the
- * thread a range first if it has none.  -ENODEV in pass-through, -ERANGE
- * when no range fits below the current RLIMIT_NOFILE.
+ * The range [*lo, *hi) the calling thread's new fds go to first: with the
+ * default geometry the 64-fd chunk it will use next (claiming one for a
+ * thread that holds none), with FDRANGE_WIDTH its fixed range cut at the
+ * limit.  -ENODEV in pass-through, -ERANGE when nothing fits below the
+ * current RLIMIT_NOFILE, -EAGAIN when the thread cannot be given an owner
+ * now (called from a signal handler that interrupted that very step, or in
+ * a fork child before it placed its first fd).
  */
 int fdrange_thread_range(int *lo, int *hi);
 
-/* The index of the range holding fd number @fd, or -ENOENT if none does. */
+/* The index of the thread (or lane) owning the chunk of fd number @fd, or
+ * -ENOENT if none does (below BASE, unclaimed, or one of the pools). */
 int fdrange_range_of_fd(int fd);
 
-/* Write the statistics report (the same text as FDRANGE_STATS) to @fd. */
+/* Write the statistics report (the same text as FDRANGE_STATS) to @fd;
+ * -EAGAIN before the library has started. */
 int fdrange_report(int fd);
 
 #ifdef __cplusplus

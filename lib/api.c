@@ -37,15 +37,19 @@ FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 		l = fdr_chunk_lo(fdr_st.cfg.base, first);
 		h = fdr_chunk_lo(fdr_st.cfg.base, end);
 	} else {
-		/* The chunk the thread's next fd goes to first. */
+		/* The chunk the thread's next fd goes to first; a thread that
+		 * holds none is given one, as fdrange.h promises. */
 		unsigned c = __atomic_load_n(&fdr_owner(o)->hint, __ATOMIC_RELAXED);
+
 		c = c ? c - 1 : fdr_owner_next_chunk(o, 0);
+		if (c == FDR_NO_CHUNK || fdr_chunk_lo(fdr_st.cfg.base, c) + FDR_CHUNK_FDS > cap)
+			c = fdr_owner_next_chunk(o, 0);
 		if (c == FDR_NO_CHUNK)
-			c = __atomic_load_n(&fdr_st.claim_from, __ATOMIC_RELAXED);
+			c = fdr_owner_claim_lowest(o);
+		if (c == FDR_NO_CHUNK)
+			return -ERANGE;
 		l = fdr_chunk_lo(fdr_st.cfg.base, c);
 		h = l + FDR_CHUNK_FDS;
-		if (h > cap)
-			return -ERANGE;
 	}
 	*lo = (int)l;
 	*hi = (int)h;

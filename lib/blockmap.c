@@ -15,14 +15,17 @@
  * not meet a syscall it never made).  `fdrange stat` finds the mapping in
  * /proc/PID/maps.
  *
- * A child of fork() must never write its parent's block: inside fork, the
- * child makes a block of its own and drops the parent's mapping.
+ * A child of fork() must never write its parent's block: it stops using it
+ * inside fork, and makes a block of its own at its first placement.
  */
 #include "blockmap.h"
+#include "handoff.h"
+#include "owners.h"
 #include "geometry.h"
 #include "strbuf.h"
 #include "sys.h"
 
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -144,28 +147,39 @@ int fdr_block_create(void)
 }
 
 /*
- * Inside fork(), in the child, before fork returns there.  Only this thread
- * exists: nothing else writes the pointers while they move.  The child
- * keeps its parent's geometry and claimed chunks (its fd table is a copy),
- * but counts its own fds from zero and owns no other thread's chunks.
+ * Inside fork(), in the child: memory only, no syscall (a child about to
+ * exec, or to lock itself into a seccomp filter, must meet none of ours).
+ * The parent's block stays mapped, read but never written, until the
+ * child first places an fd.
  */
 void fdr_block_atfork_child(void)
 {
-	struct fdr_blk_hdr *old = fdr_st.hdr, *h;
+	fdr_st.parent_hdr = fdr_st.hdr;
+	fdr_st.nchunks = 0;
+	fdr_st.nrecs = 0;
+	__atomic_store_n(&fdr_st.hdr, NULL, __ATOMIC_RELEASE);
+}
+
+/*
+ * The child's own block.  It keeps its parent's geometry and claimed
+ * chunks (its fd table is a copy), but counts its own fds from zero; the
+ * other threads' chunks are given back by the owners' fix-up.  One thread
+ * makes it; others pass their fds through meanwhile.
+ */
+bool fdr_block_for_child(void)
+{
+	static int making;
+	struct fdr_blk_hdr *old = fdr_st.parent_hdr, *h;
 	const struct fdr_blk_owner *oo;
-	size_t old_size = blk_size;
 	uint32_t flags;
 
-	if (!old)
-		return;
-	h = map_block(old_size, &flags);
-	if (!h) {
-		/* No memory for a block: stop placing rather than write the
-		 * parent's. */
-		fdr_st.active = false;
-		__atomic_store_n(&fdr_st.hdr, NULL, __ATOMIC_RELEASE);
-		return;
-	}
+	if (__atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE))
+		return true;
+	if (!old || __atomic_exchange_n(&making, 1, __ATOMIC_ACQUIRE))
+		return false;
+	h = map_block(blk_size, &flags);
+	if (!h)
+		return false;  /* `making` stays set: no second try per fd */
 	/* The header's layout fields, settings and geometry; not its counters. */
 	__builtin_memcpy(h, old, offsetof(struct fdr_blk_hdr, limit_changes));
 	h->pid = (int32_t)sys_getpid();
@@ -177,10 +191,15 @@ void fdr_block_atfork_child(void)
 	h->chunks_off = old->chunks_off;
 	h->recs_off = old->recs_off;
 	h->nrecs = old->nrecs;
-	h->nowners = old->nowners;
-	h->top_chunk = old->top_chunk;
+	/* Read once: the parent may still be claiming. */
+	h->nowners = __atomic_load_n(&old->nowners, __ATOMIC_RELAXED);
+	h->top_chunk = __atomic_load_n(&old->top_chunk, __ATOMIC_RELAXED);
+	if (h->nowners > FDR_MAX_OWNERS)
+		h->nowners = FDR_MAX_OWNERS;
+	if (h->top_chunk > h->nchunks)
+		h->top_chunk = h->nchunks;
 	oo = (const struct fdr_blk_owner *)((const char *)old + old->owners_off);
-	for (unsigned o = 0; o < old->nowners; o++) {
+	for (unsigned o = 0; o < h->nowners; o++) {
 		struct fdr_blk_owner *n = (struct fdr_blk_owner *)((char *)h + h->owners_off) + o;
 
 		n->kind = oo[o].kind;
@@ -191,8 +210,11 @@ void fdr_block_atfork_child(void)
 		n->threads = oo[o].threads;
 	}
 	__builtin_memcpy((char *)h + h->chunks_off, (const char *)old + old->chunks_off,
-			 (size_t)old->top_chunk * sizeof(uint32_t));
-	blk_size = old_size;
+			 (size_t)h->top_chunk * sizeof(uint32_t));
 	point_at(h);
-	SYS_CALL(SYS_munmap, old, old_size);
+	fdr_owners_child_fixup();
+	fdr_handoff_child_fixup();
+	fdr_st.parent_hdr = NULL;
+	SYS_CALL(SYS_munmap, old, blk_size);
+	return true;
 }

@@ -84,7 +84,8 @@ static unsigned predict(struct fdr_blk_hdr *h, uint32_t seq, unsigned acc)
 						  len], __ATOMIC_RELAXED);
 		if (o >= FDR_MAX_OWNERS)
 			return FDR_OWN_SPARSE;
-		if (fdr_owner(o)->kind != FDR_KIND_THREAD && fdr_owner(o)->kind != FDR_KIND_LANE) {
+		len = __atomic_load_n(&fdr_owner(o)->kind, __ATOMIC_RELAXED);
+		if (len != FDR_KIND_THREAD && len != FDR_KIND_LANE) {
 			__atomic_store_n(&stale, true, __ATOMIC_RELAXED);
 			return FDR_OWN_SPARSE;
 		}
@@ -123,7 +124,8 @@ void fdr_handoff_accepted(int fd)
 	uint64_t v = tls_pick;
 
 	tls_pick = 0;
-	if (!fdr_st.hdr || fd < 0 || (uint64_t)fd >= fdr_st.nrecs || fdr_single_threaded())
+	if (!fdr_st.hdr || fd < 0 || (uint64_t)fd >= fdr_st.nrecs || fdr_single_threaded() ||
+	    fdr_tls_forking)
 		return;
 	/* Also forgets the thread that served the previous fd with this number. */
 	__atomic_store_n(&fdr_st.recs[fd], v, __ATOMIC_RELAXED);
@@ -396,9 +398,11 @@ void fdr_handoff_registered(int fd)
 	uint64_t old;
 	unsigned srv;
 
-	if (!fdr_ready() || fdr_single_threaded() || fd < 0)
+	if (!fdr_ready() || fdr_single_threaded() || fd < 0 || fdr_tls_forking)
 		return;
-	h = fdr_st.hdr;
+	h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+	if (!h)
+		return;
 	if ((uint64_t)fd >= fdr_st.nrecs) {
 		fdr_count(&h->untracked);
 		return;
@@ -419,13 +423,30 @@ void fdr_handoff_atfork_child(void)
 	busy = 0;
 	window = 0;
 	rot_off = 0;
+	stale = false;
 	for (unsigned i = 0; i < RING; i++)
 		ring[i] = 0;
-	if (!fdr_st.hdr)
-		return;
-	if (fdr_st.cfg.accept == FDR_ACCEPT_AUTO)
-		fdr_st.hdr->model = FDR_MODEL_NONE;
-	/* The lanes' serving threads were the parent's. */
+}
+
+void fdr_handoff_child_fixup(void)
+{
+	fdr_st.hdr->model = FDR_MODEL_NONE;
+	/* An explicit roundrobin's rotation, afresh; its lanes' serving
+	 * threads were the parent's. */
+	fdr_handoff_init();
 	for (unsigned r = 0; fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN && r < fdr_st.hdr->rot_len; r++)
 		fdr_owner(FDR_OWN_FIRST + r)->tid = 0;
+}
+
+void fdr_handoff_created(int fd)
+{
+	uint64_t *rec;
+
+	if (fd < 0 || (uint64_t)fd >= fdr_st.nrecs || !fdr_st.recs)
+		return;
+	rec = &fdr_st.recs[fd];
+	/* Read first: most records are not pending, and a store would dirty
+	 * the line for nothing. */
+	if (__atomic_load_n(rec, __ATOMIC_RELAXED) & FDR_REC_PENDING)
+		__atomic_store_n(rec, 0, __ATOMIC_RELAXED);
 }

@@ -18,7 +18,12 @@ void fdr_handoff_accepted(int fd) FDR_HIDDEN;
 void fdr_handoff_registered(int fd) FDR_HIDDEN;
 /* Start-up: the rotation of an explicit roundrobin. */
 void fdr_handoff_init(void) FDR_HIDDEN;
-/* In a fork child: nothing learned yet. */
+/* Inside fork, in the child (memory only): nothing learned yet. */
 void fdr_handoff_atfork_child(void) FDR_HIDDEN;
+/* The child's own block is made: its model starts afresh. */
+void fdr_handoff_child_fixup(void) FDR_HIDDEN;
+/* A call other than accept made @fd: an accept's pending record for the
+ * number is stale (that connection was closed unregistered). */
+void fdr_handoff_created(int fd) FDR_HIDDEN;
 
 #endif

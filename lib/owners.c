@@ -26,6 +26,9 @@
  * second assignment); else owner index + 2. */
 static TLS unsigned tls_owner;
 static TLS uint32_t tls_tid;
+/* The fork generation this thread lives in: a thread the child makes has 0. */
+static TLS unsigned tls_epoch;
+static unsigned fork_owner = FDR_NO_OWNER;  /* in a fork child: the forking thread's */
 
 static pthread_key_t exit_key;
 static bool have_exit_key;
@@ -50,14 +53,20 @@ static void note_owner_used(unsigned o)
 		;
 }
 
-/* The chunks @o may claim, for a fixed FDRANGE_WIDTH its own range only. */
-static void claimable(unsigned o, unsigned *first, unsigned *end)
+/* Chunks wholly below the limit in force (and in the table). */
+static unsigned usable_chunks(void)
 {
 	unsigned long cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
 	unsigned below = fdr_geom_nchunks(fdr_st.cfg.base, cap);
 
-	if (below > fdr_st.nchunks)
-		below = fdr_st.nchunks;
+	return below < fdr_st.nchunks ? below : fdr_st.nchunks;
+}
+
+/* The chunks @o may claim, for a fixed FDRANGE_WIDTH its own range only. */
+static void claimable(unsigned o, unsigned *first, unsigned *end)
+{
+	unsigned below = usable_chunks();
+
 	if (o < FDR_OWN_FIRST || !fdr_st.cfg.width) {
 		*first = 0;
 		*end = below;
@@ -97,18 +106,20 @@ bool fdr_owner_claim(unsigned o, unsigned c)
 
 unsigned fdr_owner_claim_lowest(unsigned o)
 {
-	unsigned first, end, c;
+	unsigned first, end, c, from;
 
 	claimable(o, &first, &end);
-	c = __atomic_load_n(&fdr_st.claim_from, __ATOMIC_RELAXED);
-	if (c < first || fdr_st.cfg.width)
-		c = first;
+	from = __atomic_load_n(&fdr_st.claim_from, __ATOMIC_RELAXED);
+	c = from < first || fdr_st.cfg.width ? first : from;
 	for (; c < end; c++) {
 		if (__atomic_load_n(&fdr_st.chunks[c], __ATOMIC_RELAXED))
 			continue;
 		if (fdr_owner_claim(o, c)) {
+			/* Only forward from what we read: a release may have
+			 * lowered it meanwhile, and that lower chunk is free. */
 			if (!fdr_st.cfg.width)
-				__atomic_store_n(&fdr_st.claim_from, c + 1, __ATOMIC_RELAXED);
+				__atomic_compare_exchange_n(&fdr_st.claim_from, &from, c + 1, false,
+							    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 			return c;
 		}
 	}
@@ -118,9 +129,11 @@ unsigned fdr_owner_claim_lowest(unsigned o)
 unsigned fdr_owner_next_chunk(unsigned o, unsigned from)
 {
 	unsigned top = __atomic_load_n(&fdr_st.hdr->top_chunk, __ATOMIC_RELAXED);
+	unsigned below = usable_chunks();
 
-	if (top > fdr_st.nchunks)
-		top = fdr_st.nchunks;
+	/* A chunk above a lowered limit is held but of no use now. */
+	if (top > below)
+		top = below;
 	for (unsigned c = from; c < top; c++)
 		if (__atomic_load_n(&fdr_st.chunks[c], __ATOMIC_RELAXED) == o + 1)
 			return c;
@@ -162,6 +175,9 @@ static void thread_exit(void *arg)
 
 	if (o >= FDR_MAX_OWNERS || !fdr_st.hdr)
 		return;
+	/* Fds this thread makes in later destructors pass through: its
+	 * chunks are about to go back. */
+	tls_owner = 1;
 	if (__atomic_sub_fetch(&fdr_owner(o)->live, 1, __ATOMIC_ACQ_REL) == 0)
 		release(o);
 }
@@ -240,13 +256,27 @@ void fdr_owners_init(void)
 	}
 }
 
+bool fdr_child_still_single(void)
+{
+	if (tls_epoch == __atomic_load_n(&fdr_st.fork_epoch, __ATOMIC_RELAXED))
+		return true;
+	/* A thread the child made: from now on it has threads. */
+	__atomic_store_n(&fdr_st.child_single, false, __ATOMIC_RELAXED);
+	return false;
+}
+
 void fdr_owners_atfork_child(void)
 {
-	unsigned self = tls_owner >= 2 ? tls_owner - 2 : FDR_NO_OWNER;
-
+	fork_owner = tls_owner >= 2 ? tls_owner - 2 : FDR_NO_OWNER;
 	tls_tid = 0;
-	if (!fdr_st.hdr)
-		return;
+	tls_epoch = ++fdr_st.fork_epoch;
+	fdr_st.child_single = true;
+}
+
+void fdr_owners_child_fixup(void)
+{
+	unsigned self = fork_owner;
+
 	for (unsigned o = first_thread_owner; o < fdr_st.hdr->nowners; o++) {
 		struct fdr_blk_owner *ow = fdr_owner(o);
 
@@ -254,12 +284,11 @@ void fdr_owners_atfork_child(void)
 			continue;
 		if (o == self) {
 			ow->live = 1;
+			/* The forking thread is the child's first: its tid is the pid. */
+			ow->tid = (uint32_t)fdr_st.hdr->pid;
 			continue;
 		}
 		ow->live = 0;
 		release(o);
 	}
-	/* Inside fork: the child's own thread id, once. */
-	if (self != FDR_NO_OWNER)
-		fdr_owner(self)->tid = fdr_self_tid();
 }

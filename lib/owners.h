@@ -38,7 +38,9 @@ unsigned fdr_owner_claim_lowest(unsigned o) FDR_HIDDEN;
 
 /* Start-up: the pools, the roundrobin lanes, the thread-exit hook. */
 void fdr_owners_init(void) FDR_HIDDEN;
-/* In a fork child: only the forking thread's owner lives on. */
+/* Inside fork, in the child (memory only): the forking thread is the only one. */
 void fdr_owners_atfork_child(void) FDR_HIDDEN;
+/* The child's own block is made: only the forking thread's owner lives on. */
+void fdr_owners_child_fixup(void) FDR_HIDDEN;
 
 #endif

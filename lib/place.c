@@ -17,6 +17,7 @@
  * numbers, and the syscalls, it would see without the library.
  */
 #include "place.h"
+#include "blockmap.h"
 #include "geometry.h"
 #include "handoff.h"
 #include "owners.h"
@@ -46,11 +47,13 @@ static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigne
 		unsigned long lo;
 		long nfd;
 
+		unsigned have = __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED);
+
 		/* The (line / 8)-th chunk of the pool, wrapping around. */
-		for (k = 0; c != FDR_NO_CHUNK && k < (line / 8) % (ow->chunks ? ow->chunks : 1); k++)
+		for (k = 0; c != FDR_NO_CHUNK && k < (line / 8) % (have ? have : 1); k++)
 			c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
-		if (c == FDR_NO_CHUNK || (ow->chunks < FDR_SPARSE_CHUNKS && t == MAX_TRIES - 1)) {
-			if (ow->chunks >= FDR_SPARSE_CHUNKS)
+		if (c == FDR_NO_CHUNK || (have < FDR_SPARSE_CHUNKS && t == MAX_TRIES - 1)) {
+			if (have >= FDR_SPARSE_CHUNKS)
 				return -ENOSPC;
 			c = fdr_owner_claim_lowest(FDR_OWN_SPARSE);
 			if (c == FDR_NO_CHUNK)
@@ -96,8 +99,16 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 				return -ENOSPC;
 		}
 		lo = fdr_chunk_lo(base, c);
-		if (lo >= cap)
-			return -ENOSPC;
+		if (lo >= cap) {
+			/* A hint above a lowered limit: try from the lowest again. */
+			c = from_lowest ? FDR_NO_CHUNK : fdr_owner_next_chunk(o, 0);
+			from_lowest = true;
+			if (c == FDR_NO_CHUNK)
+				c = fdr_owner_claim_lowest(o);
+			if (c == FDR_NO_CHUNK)
+				return -ENOSPC;
+			continue;
+		}
 		nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
 		if (nfd < 0)
 			return nfd;
@@ -127,19 +138,14 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 	return -ENOSPC;
 }
 
-int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
+/* The rule itself, once the process is known to have threads and a block. */
+static int move(int fd, bool cloexec, enum fdr_origin origin)
 {
 	struct fdr_blk_owner *ow;
 	unsigned long cap;
 	unsigned o;
 	long nfd, c;
 
-	if (!fdr_ready())
-		return fd;
-	if (fdr_single_threaded()) {
-		fdr_count(&fdr_st.hdr->single_kept);
-		return fd;
-	}
 	o = origin == FDR_FROM_ACCEPT ? fdr_handoff_owner() : fdr_owner_self();
 	if (o == FDR_NO_OWNER)
 		return fd;
@@ -182,4 +188,24 @@ int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 	sys_close(fd);
 	fdr_count(&ow->placed);
 	return (int)nfd;
+}
+
+int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
+{
+	if (!fdr_ready() || fdr_tls_forking)
+		return fd;
+	if (fdr_single_threaded()) {
+		struct fdr_blk_hdr *h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+
+		if (h)
+			fdr_count(&h->single_kept);
+		return fd;
+	}
+	/* A fork child makes its own block now, at its first placement. */
+	if (!__atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE) && !fdr_block_for_child())
+		return fd;
+	fd = move(fd, cloexec, origin);
+	if (origin != FDR_FROM_ACCEPT)
+		fdr_handoff_created(fd);
+	return fd;
 }

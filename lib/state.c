@@ -10,7 +10,7 @@
  * allocate) runs only in the constructor, which the dynamic linker calls
  * in one, before main(); until then a fork child would simply keep writing
  * its parent's block, and nothing forks that early but other libraries'
- * constructors.
+ * constructors.  Our prepare handler, registered last, runs first.
  *
  * Shutdown is one destructor: the exit report, only when FDRANGE_STATS asks
  * for one.  Otherwise the library makes no syscall at exit; the block needs
@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 struct fdr_state fdr_st FDR_HIDDEN;
+__thread int fdr_tls_forking __attribute__((tls_model("initial-exec"))) FDR_HIDDEN;
 
 extern char **environ;
 
@@ -193,13 +194,28 @@ void fdr_limit_changed(unsigned long soft)
 	fdr_block_geometry();
 }
 
-/* The child of fork() is a new process: a block of its own, its own counts. */
+/*
+ * fork(): while it runs, fds made in this thread (by other libraries' fork
+ * handlers) pass through.  The child is a new process with one thread: it
+ * stops using its parent's block at once and makes its own at its first
+ * placement, so that inside fork the library makes no syscall at all.
+ */
+static void atfork_prepare(void)
+{
+	fdr_tls_forking = 1;
+}
+
+static void atfork_parent(void)
+{
+	fdr_tls_forking = 0;
+}
+
 static void atfork_child(void)
 {
-	/* First: the child must stop writing the parent's block. */
 	fdr_block_atfork_child();
 	fdr_owners_atfork_child();
 	fdr_handoff_atfork_child();
+	fdr_tls_forking = 0;
 }
 
 /* The steps that need a normal context; see the top of this file. */
@@ -208,7 +224,7 @@ __attribute__((constructor(101))) static void fdr_constructor(void)
 	fdr_resolve(FDR_SYM_accept);  /* every libc symbol at once: no dlsym later */
 	fdr_init();
 	if (fdr_st.active)
-		pthread_atfork(NULL, NULL, atfork_child);
+		pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
 }
 
 __attribute__((destructor)) static void fdr_destructor(void)

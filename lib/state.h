@@ -50,6 +50,16 @@ struct fdr_state {
 	/* Written once per new owner and per claimed chunk. */
 	unsigned claim_from __attribute__((aligned(FDR_PAD)));  /* lowest chunk maybe unclaimed */
 	unsigned next_thread;      /* threads that asked for an owner */
+
+	/*
+	 * In a child of fork(): the parent's block, still mapped but never
+	 * written, until the child makes its own at its first placement
+	 * (blockmap.c); and whether the child has shown a thread other than
+	 * the one that forked (glibc's flag stays cleared in the child).
+	 */
+	struct fdr_blk_hdr *parent_hdr;
+	bool child_single;
+	unsigned fork_epoch;
 };
 
 extern struct fdr_state fdr_st FDR_HIDDEN;
@@ -74,10 +84,24 @@ static inline bool fdr_ready(void)
  */
 extern char __libc_single_threaded __attribute__((weak));
 
+/* In a fork child: no thread but the forking one seen yet (owners.c). */
+bool fdr_child_still_single(void) FDR_HIDDEN;
+
 static inline bool fdr_single_threaded(void)
 {
-	return &__libc_single_threaded && __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED);
+	if (&__libc_single_threaded && __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED))
+		return true;
+	return __builtin_expect(__atomic_load_n(&fdr_st.child_single, __ATOMIC_RELAXED), 0) &&
+	       fdr_child_still_single();
 }
+
+/*
+ * Set in the forking thread from our fork prepare handler until the end of
+ * our child handler: other libraries' fork handlers that create fds then
+ * (in the child, before ours has switched blocks) must not be placed with
+ * the parent's block.
+ */
+extern __thread int fdr_tls_forking __attribute__((tls_model("initial-exec"))) FDR_HIDDEN;
 
 /* A new soft RLIMIT_NOFILE took effect in this process. */
 void fdr_limit_changed(unsigned long soft) FDR_HIDDEN;

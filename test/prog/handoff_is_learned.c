@@ -49,7 +49,7 @@ static pthread_barrier_t ready;
 static void serve(struct worker *w, int fd, long seq)
 {
 	struct epoll_event ev = { .events = EPOLLIN, .data.fd = fd };
-	char buf[16];
+	char buf[16] = { 0 };
 
 	CHECK(epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) == 0, "epoll_ctl: %s", strerror(errno));
 	/* The client sent its sequence number: it must arrive here intact. */
