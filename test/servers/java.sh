@@ -40,19 +40,9 @@ run_mode() {
 	errs=$(sed -n 's/^client:.* errors=\([0-9]*\)$/\1/p' "$TMP/client-$mode.log")
 	errs=$((errs + $(grep -c '^error' "$TMP/java-$mode.log" || true)))
 	stop_group "$pid"
-	if [ "$mode" = plain ]; then
-		R_ERR_PLAIN=$errs
-		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
-	else
-		R_ERR_LIB=$errs
-	fi
-	note "$mode: $errs errors"
+	record_errors "$mode" "$errs"
 }
 
-run_mode plain
-[ "$R_ERR_PLAIN" = 0 ] || fail "errors without the library: $R_ERR_PLAIN"
-run_mode lib
-[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
-read_placement "$TMP/stat-lib.txt"
+plain_then_lib
 check_placement "$TMP/stat-lib.txt" predictable rotation
 result_line

@@ -184,6 +184,28 @@ field() { sed -n 's/^summary:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
 # pfield FILE KEY: a value of procfds.py's line.
 pfield() { sed -n 's/^procfds:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
 
+# record_errors MODE ERRS: the client error count of the plain or the
+# library run (and, for plain, its shared lines, for the result line).
+record_errors() {
+	if [ "$1" = plain ]; then
+		R_ERR_PLAIN=$2
+		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
+	else
+		R_ERR_LIB=$2
+	fi
+	note "$1: $2 client errors"
+}
+
+# plain_then_lib: the script's run_mode, plain and under the library: no
+# client error either way, then the library run's placement read.
+plain_then_lib() {
+	run_mode plain
+	[ "$R_ERR_PLAIN" = 0 ] || fail "client errors without the library: $R_ERR_PLAIN"
+	run_mode lib
+	[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
+	read_placement "$TMP/stat-lib.txt"
+}
+
 # read_placement FILE: fill R_* from a stat file (and show its summary).
 # check_placement FILE predictable MODEL | FILE unpredictable: the contract
 # of issue 13.  Predictable hand-off: the library learned MODEL (local or

@@ -38,20 +38,11 @@ run_mode() {
 	grep -q "All tests passed" "$TMP/capable-$mode.log" || fail "memccapable did not pass ($mode)"
 	alive "$pid" "mc-$mode"
 	stop_group "$pid"
-	if [ "$mode" = plain ]; then
-		R_ERR_PLAIN=$errs
-		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
-	else
-		R_ERR_LIB=$errs
-	fi
-	note "$mode: $errs client errors, memccapable passed"
+	note "$mode: memccapable passed"
+	record_errors "$mode" "$errs"
 }
 
-run_mode plain
-run_mode lib
-[ "$R_ERR_PLAIN" = 0 ] || fail "client errors without the library: $R_ERR_PLAIN"
-[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
-read_placement "$TMP/stat-lib.txt"
+plain_then_lib
 maxfd=$(pfield "$TMP/stat-lib.txt" max_client_fd)
 R_MORE="$R_MORE max_client_fd=$maxfd"
 [ "$(pfield "$TMP/stat-lib.txt" client_sockets)" -ge "$CONNS" ] || fail "fewer than $CONNS client sockets seen in /proc"

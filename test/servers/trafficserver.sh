@@ -68,20 +68,10 @@ run_mode() {
 	grep -E 'Requests/sec|Socket errors|Non-2xx' "$TMP/wrk-$mode.log" || true
 	errs=$(wrk_errors "$TMP/wrk-$mode.log")
 	stop_group "$pid"
-	if [ "$mode" = plain ]; then
-		R_ERR_PLAIN=$errs
-		R_MORE=" plain_socket_lines=$(field "$TMP/stat-plain.txt" shared_socket_lines) plain_proc_client_lines=$(pfield "$TMP/stat-plain.txt" epoll_shared_client_lines)"
-	else
-		R_ERR_LIB=$errs
-	fi
-	note "$mode: $errs client errors"
+	record_errors "$mode" "$errs"
 }
 
-run_mode plain
-[ "$R_ERR_PLAIN" = 0 ] || fail "client errors without the library: $R_ERR_PLAIN"
-run_mode lib
-[ "$R_ERR_LIB" = "$R_ERR_PLAIN" ] || fail "client errors: $R_ERR_PLAIN plain, $R_ERR_LIB under libfdrange"
-read_placement "$TMP/stat-lib.txt"
+plain_then_lib
 if [ "$ACCEPT" = 1 ]; then
 	check_placement "$TMP/stat-lib.txt" predictable rotation
 else
