@@ -202,11 +202,15 @@ static enum fit fits(const struct answers *a, unsigned len, bool by_seq, unsigne
 {
 	unsigned m = 2 * len > MIN_EVIDENCE ? 2 * len : MIN_EVIDENCE, used = 0;
 
+	if (!len)
+		return CONFLICT;
 	for (unsigned p = 0; p < len; p++)
 		order[p] = FDR_NO_OWNER;
 	for (unsigned i = 0; i < a->n; i++) {
 		unsigned age = by_seq ? a->seq[0] - a->seq[i] : i;
-		unsigned p = by_seq ? a->seq[i] % len : i % len;
+		/* len != 0 (checked above); the analyzer loses that across the
+		 * stores into order[]. */
+		unsigned p = (by_seq ? a->seq[i] : i) % len; // NOLINT(clang-analyzer-core.DivideZero)
 
 		if (age >= m)
 			break;
