@@ -15,8 +15,8 @@
  * inside the window.
  *
  * The window (plugin counts) covers the threads' loops. The label written
- * with it carries the overlap indicator: the share of reader iterations in
- * which the churner made progress since the reader's previous iteration.
+ * with it carries the overlap indicator: the share of churner iterations in
+ * which the reader made progress since the churner's previous iteration.
  * Near 0 means the vCPUs took turns in long slices (coarse TCG scheduling),
  * so the count says nothing about fine-grained sharing.
  */
@@ -135,9 +135,14 @@ int main(int argc, char **argv)
 	go = 1;
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	double ov = (double)reader_saw / (double)iters;
-	double ov2 = churn_progress ? (double)churner_saw / (double)churn_progress : 0;
-	snprintf(label, sizeof(label), "micro mode=%s requests=%ld churns=%lu overlap=%.3f overlap_churner=%.3f",
+	/* Overlap: the share of churner iterations during which the reader
+	 * made progress (the reader's loop is the faster one, so with both
+	 * vCPUs really running at once this is near 1), and the reader's
+	 * view, normalised by the fewer of the two loops' iterations. */
+	unsigned long fewer = churn_progress < (unsigned long)iters ? churn_progress : (unsigned long)iters;
+	double ov = churn_progress ? (double)churner_saw / (double)churn_progress : 0;
+	double ov2 = fewer ? (double)reader_saw / (double)fewer : 0;
+	snprintf(label, sizeof(label), "micro mode=%s requests=%ld churns=%lu overlap=%.3f overlap_reader=%.3f",
 		 argv[1], iters, churn_progress, ov, ov2);
 	coh_call(COH_CLOSE, (unsigned long)label, 0, 0);
 	printf("COH %s\n", label);
