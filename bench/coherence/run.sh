@@ -118,7 +118,7 @@ mkinitrd() {
 	if [ -n "$with_mc" ]; then
 		copy_with_libs /usr/bin/memcached coh "$ir"
 		copy_with_libs "$LIB" coh "$ir"
-		mv "$ir/coh/$(basename "$LIB")" "$ir/coh/libfdrange.so"
+		[ "$(basename "$LIB")" = libfdrange.so ] || mv "$ir/coh/$(basename "$LIB")" "$ir/coh/libfdrange.so"
 		echo 'root:x:0:0:root:/:/bin/sh' > "$ir/etc/passwd"
 		echo 'root:x:0:' > "$ir/etc/group"
 	fi

@@ -114,14 +114,16 @@ int main(int argc, char **argv)
 	R = 64;
 	C = strcmp(argv[1], "inter") ? 128 : 65;
 
-	/* grow the table to 256 slots now, not inside the window */
+	/* The eventfd first, while the table is the one embedded in
+	 * files_struct (so the plugin learns where that is); then grow the
+	 * table to 256 slots now, not inside the window. */
+	int e = eventfd(0, 0);
 	int g = fcntl(0, F_DUPFD, 255);
 	if (g != 255) {
 		fprintf(stderr, "fdbounce: cannot grow the fd table (%d)\n", g);
 		return 1;
 	}
 	close(g);
-	int e = eventfd(0, 0);
 	if (e < 0 || fcntl(e, F_DUPFD, R) != R) {
 		fprintf(stderr, "fdbounce: cannot place the reader's fd at %d\n", R);
 		return 1;

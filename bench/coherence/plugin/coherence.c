@@ -66,7 +66,7 @@ static const char *const cat_names[NCAT] = { "lookup", "create", "close", "other
 struct fn {
 	uint64_t start, end;
 	int cat;
-	int is_fd_install;
+	int is_fd_install, is_fput;
 	char name[64];
 	uint64_t acc, xfer, hitm; /* in the current window */
 };
@@ -81,6 +81,10 @@ struct line {
 struct table {
 	uint64_t base; /* &fd[0] */
 	unsigned max_fd; /* highest fd seen installed */
+	/* read from the guest's struct fdtable once the owning files_struct
+	 * is known (0: not known) */
+	uint64_t files, fdt, open_fds, close_on_exec, full_fds_bits;
+	unsigned max_fds;
 };
 
 struct vcpu {
@@ -89,10 +93,21 @@ struct vcpu {
 	uint64_t fd, rsp_at_entry; /* fd_install's arguments, at its entry */
 };
 
+/* struct file pointers seen at fput() entry: lines inside one of them are
+ * named "file". A small open-addressed set; when full, names are lost,
+ * counts are not. */
+#define FILE_SLOTS (1u << 16)
+#define FILE_SIZE 256 /* bound on sizeof(struct file), 6.1 and 6.12 */
+static uint64_t files_seen[FILE_SLOTS];
+static uint64_t nfiles_seen;
+
 static qemu_plugin_id_t plugin_id;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *out_path;
 static uint64_t fdarray_off = 160, gen_off, gen_n = 8;
+/* files_struct.fdt and the struct fdtable members (x86_64, 6.1 and 6.12) */
+static uint64_t fdt_off = 32;
+enum { FDT_MAX_FDS = 0, FDT_FD = 8, FDT_CLOEXEC = 16, FDT_OPEN = 24, FDT_FULL = 32 };
 
 static struct fn *fns, *staged;
 static size_t nfns, nstaged;
@@ -156,6 +171,7 @@ static int add_fn(struct fn **arr, size_t *n, uint64_t s, uint64_t e, const char
 	f->end = e;
 	f->cat = c;
 	f->is_fd_install = !strcmp(name, "fd_install");
+	f->is_fput = !strcmp(name, "fput");
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	return 0;
 }
@@ -191,7 +207,75 @@ static uint64_t read_reg(struct vcpu *v, struct qemu_plugin_register *r)
 	return val;
 }
 
-static void learn_table(uint64_t base, uint64_t fd)
+static void file_seen(uint64_t f)
+{
+	uint64_t h = (f >> 6) * 0x9e3779b97f4a7c15ull;
+	if (!f || nfiles_seen >= FILE_SLOTS / 2)
+		return;
+	for (unsigned i = 0; i < 32; i++) {
+		uint64_t *slot = &files_seen[(h + i) & (FILE_SLOTS - 1)];
+		if (*slot == f)
+			return;
+		if (!*slot) {
+			*slot = f;
+			nfiles_seen++;
+			return;
+		}
+	}
+}
+
+static bool in_file(uint64_t line)
+{
+	/* a struct file starting up to FILE_SIZE bytes before the line's end */
+	for (uint64_t f = (line + LINE - 1) & ~(uint64_t)7; f + FILE_SIZE > line && f >= 8; f -= 8) {
+		uint64_t h = (f >> 6) * 0x9e3779b97f4a7c15ull;
+		for (unsigned i = 0; i < 32; i++) {
+			uint64_t v = files_seen[(h + i) & (FILE_SLOTS - 1)];
+			if (v == f)
+				return true;
+			if (!v)
+				break;
+		}
+	}
+	return false;
+}
+
+static bool read_u64(struct vcpu *v, uint64_t addr, uint64_t *out)
+{
+	g_byte_array_set_size(v->buf, 0);
+	if (!qemu_plugin_read_memory_vaddr(addr, v->buf, 8) || v->buf->len < 8)
+		return false;
+	memcpy(out, v->buf->data, 8);
+	return true;
+}
+
+/* Fill in t's fdtable from files (a files_struct) if files->fdt->fd is
+ * t's array. Runs in kernel context (inside fd_install), where the
+ * kernel's mappings are live. */
+static bool table_from_files(struct vcpu *v, struct table *t, uint64_t files)
+{
+	uint64_t fdt, fd, open, cloexec, full, maxfds;
+
+	if (!read_u64(v, files + fdt_off, &fdt) || !read_u64(v, fdt + FDT_FD, &fd) || fd != t->base)
+		return false;
+	if (!read_u64(v, fdt + FDT_MAX_FDS, &maxfds) || !read_u64(v, fdt + FDT_OPEN, &open) ||
+	    !read_u64(v, fdt + FDT_CLOEXEC, &cloexec) || !read_u64(v, fdt + FDT_FULL, &full))
+		return false;
+	t->files = files;
+	t->fdt = fdt;
+	t->max_fds = (unsigned)maxfds;
+	t->open_fds = open;
+	t->close_on_exec = cloexec;
+	t->full_fds_bits = full;
+	return true;
+}
+
+static bool is_embedded(uint64_t base)
+{
+	return fdarray_off && (base & (LINE - 1)) == (fdarray_off & (LINE - 1));
+}
+
+static void learn_table(struct vcpu *v, uint64_t base, uint64_t fd)
 {
 	for (unsigned i = 0; i < ntables; i++) {
 		if (tables[i].base == base) {
@@ -200,8 +284,21 @@ static void learn_table(uint64_t base, uint64_t fd)
 			return;
 		}
 	}
-	if (ntables < MAX_TABLES)
-		tables[ntables++] = (struct table){ base, (unsigned)fd };
+	if (ntables >= MAX_TABLES)
+		return;
+	struct table *t = &tables[ntables++];
+	memset(t, 0, sizeof(*t));
+	t->base = base;
+	t->max_fd = (unsigned)fd;
+	if (is_embedded(base)) {
+		table_from_files(v, t, base - fdarray_off);
+		return;
+	}
+	/* an allocated array: find the files_struct it belongs to among the
+	 * ones known from their embedded arrays, newest first */
+	for (unsigned i = ntables - 1; i-- > 0;)
+		if (is_embedded(tables[i].base) && table_from_files(v, t, tables[i].base - fdarray_off))
+			return;
 }
 
 /* A memory access of an instruction of fns[idx]. */
@@ -238,7 +335,7 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		struct vcpu *v = &vcpus[vcpu % MAX_VCPUS];
 		uint64_t d = vaddr > v->rsp_at_entry ? vaddr - v->rsp_at_entry : v->rsp_at_entry - vaddr;
 		if (d > 32768 && v->fd < (1u << 20))
-			learn_table(vaddr - 8 * v->fd, v->fd);
+			learn_table(v, vaddr - 8 * v->fd, v->fd);
 	}
 	if (window_open && f) {
 		w_acc++;
@@ -262,6 +359,16 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	pthread_mutex_unlock(&lock);
 }
 
+static void on_fput_entry(unsigned int vcpu, void *udata)
+{
+	struct vcpu *v = &vcpus[vcpu % MAX_VCPUS];
+	(void)udata;
+	uint64_t f = read_reg(v, v->rdi);
+	pthread_mutex_lock(&lock);
+	file_seen(f);
+	pthread_mutex_unlock(&lock);
+}
+
 static void on_fd_install_entry(unsigned int vcpu, void *udata)
 {
 	struct vcpu *v = &vcpus[vcpu % MAX_VCPUS];
@@ -270,14 +377,19 @@ static void on_fd_install_entry(unsigned int vcpu, void *udata)
 	v->rsp_at_entry = read_reg(v, v->rsp);
 }
 
+static bool in_bitmap(uint64_t addr, uint64_t map, unsigned max_fds)
+{
+	uint64_t bytes = ((uint64_t)max_fds + 7) / 8;
+	return map && addr + LINE > map && addr < map + (bytes ? bytes : 8);
+}
+
 static void name_line(uint64_t addr, char *buf, size_t len)
 {
 	/* newest table first: a freed and reused array is named by its new owner */
 	for (unsigned i = ntables; i-- > 0;) {
 		const struct table *t = &tables[i];
 		uint64_t files = t->base - fdarray_off;
-		if (fdarray_off && (t->base & (LINE - 1)) == (fdarray_off & (LINE - 1)) &&
-		    addr >= files && addr < t->base + 64 * 8) {
+		if (is_embedded(t->base) && addr >= files && addr < t->base + 64 * 8) {
 			/* the fd_array embedded in files_struct: name by offset */
 			uint64_t off = addr - files;
 			if (off + LINE <= fdarray_off) {
@@ -292,17 +404,43 @@ static void name_line(uint64_t addr, char *buf, size_t len)
 			}
 			return;
 		}
-		if (gen_off && fdarray_off && (t->base & (LINE - 1)) == (fdarray_off & (LINE - 1)) &&
-		    addr >= files + gen_off && addr < files + gen_off + gen_n * LINE) {
+		if (gen_off && is_embedded(t->base) && addr >= files + gen_off && addr < files + gen_off + gen_n * LINE) {
 			snprintf(buf, len, "T%u.fdcache_gen[%" PRIu64 "]", i + 1, (addr - files - gen_off) / LINE);
 			return;
 		}
-		uint64_t end = t->base + 8 * (((uint64_t)t->max_fd | 7) + 1);
-		if (addr + LINE > t->base && addr < end) {
+		if (is_embedded(t->base))
+			continue;
+		uint64_t nfd = t->max_fds ? t->max_fds : ((uint64_t)t->max_fd | 7) + 1;
+		if (addr + LINE > t->base && addr < t->base + 8 * nfd) {
 			uint64_t a = addr > t->base ? (addr - t->base) / 8 : 0;
 			snprintf(buf, len, "T%u.fd[%" PRIu64 "-%" PRIu64 "]", i + 1, a, (addr + LINE - t->base) / 8 - 1);
 			return;
 		}
+		if (t->fdt && addr + LINE > t->fdt && addr < t->fdt + 56) {
+			snprintf(buf, len, "T%u.struct_fdtable(max_fds,fd,bitmap pointers)", i + 1);
+			return;
+		}
+		const char *what = NULL;
+		uint64_t map = 0;
+		if (in_bitmap(addr, t->open_fds, t->max_fds))
+			what = "open_fds", map = t->open_fds;
+		else if (in_bitmap(addr, t->close_on_exec, t->max_fds))
+			what = "close_on_exec", map = t->close_on_exec;
+		else if (t->full_fds_bits && addr + LINE > t->full_fds_bits && addr < t->full_fds_bits + 8)
+			what = "full_fds_bits", map = t->full_fds_bits;
+		if (what) {
+			uint64_t a = addr > map ? (addr - map) * 8 : 0;
+			if (map == t->full_fds_bits)
+				snprintf(buf, len, "T%u.%s", i + 1, what);
+			else
+				snprintf(buf, len, "T%u.%s[fds %" PRIu64 "-%" PRIu64 "]", i + 1, what, a,
+					 (addr + LINE - map) * 8 - 1);
+			return;
+		}
+	}
+	if (in_file(addr)) {
+		snprintf(buf, len, "struct_file");
+		return;
 	}
 	snprintf(buf, len, "?");
 }
@@ -504,6 +642,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 			if (f->is_fd_install && pc == f->start)
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fd_install_entry,
 								       QEMU_PLUGIN_CB_R_REGS, NULL);
+			if (f->is_fput && pc == f->start)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fput_entry, QEMU_PLUGIN_CB_R_REGS, NULL);
 			if (is_stack_insn(insn))
 				continue;
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
@@ -614,6 +754,8 @@ CP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 			fdarray_off = strtoull(val, NULL, 0);
 		} else if (!strcmp(k, "gen_off")) {
 			gen_off = strtoull(val, NULL, 0);
+		} else if (!strcmp(k, "fdt_off")) {
+			fdt_off = strtoull(val, NULL, 0);
 		} else if (!strcmp(k, "gen_n")) {
 			gen_n = strtoull(val, NULL, 0);
 		} else {
