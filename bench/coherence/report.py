@@ -23,7 +23,7 @@ MIN_SEPARATION = 50.0
 # ...and both of its windows must show the threads running at once: the
 # share of churner iterations during which the reader made progress.
 MIN_OVERLAP = 0.10
-VARIANTS = ["plain", "lib", "lib+fdcache", "fdcache"]
+VARIANTS = ["plain", "lib", "lib+fdcache", "fdcache", "lib-rr"]
 
 
 def kv(text):

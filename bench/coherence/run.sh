@@ -9,7 +9,13 @@
 # Options:
 #   --smp "2 4"        vCPU counts (default "2 4"; 4 is coarser on a 2-core host)
 #   --rounds R         boots per variant and vCPU count (default 3)
-#   --variants "..."   of: plain lib lib+fdcache fdcache (default all four)
+#   --variants "..."   of: plain lib lib+fdcache fdcache lib-rr (default all)
+#                      plain: no library, plain 6.12 kernel; lib: libfdrange
+#                      with default settings; lib+fdcache: libfdrange on the
+#                      fdcache kernel; fdcache: that kernel alone; lib-rr:
+#                      libfdrange with FDRANGE_ACCEPT=roundrobin (memcached
+#                      hands connection k to worker k mod t, so this puts
+#                      each worker's fds in its own range)
 #   --lib PATH         libfdrange.so to preload (default: build this tree's)
 #   --requests N       memcached requests per window (default 20000)
 #   --conns N          client connections (default 32)
@@ -29,7 +35,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 WORK=${COH_WORK:-/var/tmp/fdrange-coherence}
 KWORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
-SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib+fdcache fdcache" LIB="" REQUESTS=20000
+SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib+fdcache fdcache lib-rr" LIB="" REQUESTS=20000
 CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT=""
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -145,7 +151,9 @@ micro)
 mc)
 	ifconfig lo 127.0.0.1 up
 	t=$(arg threads); last=$(( $(grep -c ^processor /proc/cpuinfo) - 1 ))
-	if [ "$(arg pre)" = 1 ]; then
+	if [ "$(arg pre)" = rr ]; then
+		FDRANGE_ACCEPT=roundrobin LD_PRELOAD=/coh/libfdrange.so /coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
+	elif [ "$(arg pre)" = 1 ]; then
 		LD_PRELOAD=/coh/libfdrange.so /coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
 	else
 		/coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
@@ -290,6 +298,7 @@ for smp in $SMPS; do
 			lib) k=$KPLAIN pa=$PA_PLAIN pre=1 ;;
 			lib+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
 			fdcache) k=$KCACHE pa=$PA_CACHE pre=0 ;;
+			lib-rr) k=$KPLAIN pa=$PA_PLAIN pre=rr ;;
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \
