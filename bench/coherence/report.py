@@ -39,7 +39,7 @@ def windows(path):
         line = line.rstrip("\n")
         tag, _, rest = line.partition(" ")
         if tag == "W":
-            cur = {"label": rest, "L": kv(rest), "S": {}, "F": [], "lines": []}
+            cur = {"label": rest, "L": kv(rest), "S": {}, "F": [], "lines": [], "C": {}}
         elif cur is None:
             continue
         elif tag == "S":
@@ -47,6 +47,9 @@ def windows(path):
         elif tag == "F":
             name, cat = rest.split()[:2]
             cur["F"].append((name, cat, {k: int(v) for k, v in kv(rest).items()}))
+        elif tag == "C":
+            f = rest.split()
+            cur["C"][f[0]] = {k: int(v) for k, v in kv(rest).items()}
         elif tag == "L":
             f = rest.split()
             cur["lines"].append((f[1], {k: int(v) for k, v in kv(rest).items()}))
@@ -58,7 +61,8 @@ def windows(path):
 
 def validate(path, name):
     ws = {w["L"].get("mode"): w for w in windows(path) if w["label"].startswith("micro")}
-    if "inter" not in ws or "sep" not in ws:
+    need = ("requests", "churns", "overlap")
+    if "inter" not in ws or "sep" not in ws or any(k not in ws[m]["L"] for m in ws for k in need):
         msg = f"validation {name}: FAIL, microbenchmark windows missing in {path}"
         return False, msg
     # Normalised by the churner's iterations: its fd_install and close are
@@ -139,6 +143,10 @@ def main():
             status = 1
             continue
         w = ws[0]
+        if "requests" not in w["L"]:
+            print(f"{os.path.basename(path)}: window label incomplete ('{w['label']}'): discarded")
+            status = 1
+            continue
         preload = "COH preload active" in log
         if preload != var.startswith("lib"):
             print(f"{os.path.basename(path)}: preload {'present' if preload else 'absent'} "
@@ -154,46 +162,80 @@ def main():
             "xfer": w["S"]["xfer"], "hitm": w["S"]["hitm"],
             "accesses": w["S"]["accesses"], "switches": w["S"]["switches"],
             "lines": w["lines"], "fds": fds.group(1).split() if fds else [],
+            # lookup-caused transfers on the fd table's own lines (fd[],
+            # files_struct, bitmaps, fdtable, fdcache_gen), on struct file
+            # lines, and on lines the plugin could not name
+            "table_lookup": sum(w["C"].get(c, {}).get("lookup", 0) for c in ("fdtable", "fdcache_gen")),
+            "table_all": sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen")),
+            "gen_all": w["C"].get("fdcache_gen", {}).get("xfer", 0),
+            "file_lookup": w["C"].get("struct_file", {}).get("lookup", 0),
+            "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
+            "has_classes": bool(w["C"]),
         })
 
     with open(os.path.join(res, "results.csv"), "w") as f:
-        f.write("smp,variant,round,requests,reconnects,lookup_xfer,lookup_hitm,all_xfer,all_hitm,"
+        f.write("smp,variant,round,requests,reconnects,table_lookup_xfer,lookup_xfer,lookup_hitm,"
+                "file_lookup_xfer,unnamed_lookup_xfer,table_all_xfer,gen_all_xfer,all_xfer,all_hitm,"
                 "accesses,switches\n")
         for r in sorted(rows, key=lambda r: (r["smp"], VARIANTS.index(r["variant"]), r["round"])):
             f.write(f"{r['smp']},{r['variant']},{r['round']},{r['requests']},{r['reconnects']},"
-                    f"{r['lookup_xfer']},{r['lookup_hitm']},{r['xfer']},{r['hitm']},"
+                    f"{r['table_lookup']},{r['lookup_xfer']},{r['lookup_hitm']},{r['file_lookup']},"
+                    f"{r['unnamed_lookup']},{r['table_all']},{r['gen_all']},{r['xfer']},{r['hitm']},"
                     f"{r['accesses']},{r['switches']}\n")
 
     summary = []
+    def per_req(rs, key):
+        return [r[key] / r["requests"] for r in rs]
+
+    def rel(xs, base):
+        if not base or statistics.median(base) == 0:
+            return "     n/a"
+        return f"{100 * statistics.median(xs) / statistics.median(base):7.1f}%"
+
     print()
-    print("fd-table cache-line transfers per memcached request (median [min-max] over rounds);")
-    print("'vs plain': median fd-lookup transfers relative to plain at the same vCPU count;")
-    print("'switch%': share of instrumented accesses whose vCPU differs from the previous one")
-    print(f"{'smp':>3} {'variant':<12} {'n':>2} {'fd-lookup xfer/req':<26} {'vs plain':>8} "
-          f"{'all listed xfer/req':<26} {'lookup HITM/req':<26} {'switch%':>7}")
+    print("Cache-line transfers per memcached request, median [min-max] over rounds.")
+    print("fd-table: lookups' transfers on the fd table's own lines (fd[], files_struct,")
+    print("bitmaps, struct fdtable, fdcache_gen); lookup fns: every transfer caused by an")
+    print("instruction of an fd-lookup function, whatever line (also struct file refcounts")
+    print("and per-task lines); 'vs plain': medians relative to plain at the same -smp.")
+    print(f"{'smp':>3} {'variant':<12} {'n':>2} {'fd-table lookup xfer/req':<26} {'vs plain':>8} "
+          f"{'lookup fns xfer/req':<26} {'vs plain':>8}")
+    table2 = []
     for smp in sorted({r["smp"] for r in rows}):
         if not valid.get(smp):
             print(f"{smp:>3} not reported: the validation microbenchmark failed or is missing")
             status = 1
             continue
         by = {v: [r for r in rows if r["smp"] == smp and r["variant"] == v] for v in VARIANTS}
-        plain = [r["lookup_xfer"] / r["requests"] for r in by["plain"]]
         for v in VARIANTS:
             rs = by[v]
             if not rs:
                 continue
-            look = [r["lookup_xfer"] / r["requests"] for r in rs]
-            allx = [r["xfer"] / r["requests"] for r in rs]
-            hitm = [r["lookup_hitm"] / r["requests"] for r in rs]
-            sw = [100.0 * r["switches"] / max(r["accesses"], 1) for r in rs]
-            rel = (f"{100 * statistics.median(look) / statistics.median(plain):7.1f}%"
-                   if plain and statistics.median(plain) > 0 else "     n/a")
-            print(f"{smp:>3} {v:<12} {len(rs):>2} {fmt(look):<26} {rel:>8} {fmt(allx):<26} "
-                  f"{fmt(hitm):<26} {statistics.median(sw):7.1f}")
-            summary.append((smp, v, len(rs)) + med_range(look) + med_range(allx) + med_range(hitm))
+            tab = per_req(rs, "table_lookup")
+            look = per_req(rs, "lookup_xfer")
+            print(f"{smp:>3} {v:<12} {len(rs):>2} {fmt(tab):<26} "
+                  f"{rel(tab, per_req(by['plain'], 'table_lookup')):>8} {fmt(look):<26} "
+                  f"{rel(look, per_req(by['plain'], 'lookup_xfer')):>8}")
+            med = lambda k: statistics.median(per_req(rs, k))
+            sw = statistics.median([100.0 * r["switches"] / max(r["accesses"], 1) for r in rs])
+            table2.append((smp, v, med("file_lookup"), med("unnamed_lookup"), med("table_all"),
+                           med("gen_all"), med("xfer"), med("lookup_hitm"), sw))
+            summary.append((smp, v, len(rs)) + med_range(tab) + med_range(look) +
+                           med_range(per_req(rs, "xfer")))
+    if table2:
+        print()
+        print("Breakdown (medians per request): lookup transfers on struct file lines and on")
+        print("unnamed lines (with fdcache: the per-task cache in task_struct); transfers by all")
+        print("listed functions on fd-table lines, on fdcache_gen lines, on all lines; lookup HITMs;")
+        print("switch%: share of instrumented accesses made on another vCPU than the one before.")
+        print(f"{'smp':>3} {'variant':<12} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
+              f"{'gen all':>8} {'all lines':>9} {'lkp HITM':>9} {'switch%':>7}")
+        for t in table2:
+            print(f"{t[0]:>3} {t[1]:<12} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:9.4f} "
+                  f"{t[7]:9.4f} {t[8]:7.1f}")
     with open(os.path.join(res, "summary.csv"), "w") as f:
-        f.write("smp,variant,rounds,lookup_med,lookup_min,lookup_max,all_med,all_min,all_max,"
-                "lookup_hitm_med,lookup_hitm_min,lookup_hitm_max\n")
+        f.write("smp,variant,rounds,table_lookup_med,table_lookup_min,table_lookup_max,"
+                "lookup_fns_med,lookup_fns_min,lookup_fns_max,all_med,all_min,all_max\n")
         for s in summary:
             f.write(",".join(str(x) if not isinstance(x, float) else f"{x:.6f}" for x in s) + "\n")
 
@@ -244,7 +286,7 @@ def chart(res, summary):
                       for i, s in enumerate(smps))
     script = f"""set terminal pngcairo size 900,480 font "sans,10"
 set output "{os.path.join(res, 'coherence.png')}"
-set title "fd-lookup cache-line transfers per memcached request (QEMU TCG model; median, bars min..max)"
+set title "fd-table lines: lookup transfers per memcached request (QEMU TCG model; median, bars min..max)"
 set ylabel "transfers per request"
 set style data histogram
 set style histogram errorbars gap 2 lw 1

@@ -21,6 +21,8 @@
 #   --conns N          client connections (default 32)
 #   --churn N          requests per connection before it reconnects (default 50)
 #   --micro-iters N    microbenchmark reader iterations (default 20000)
+#   --no-pin           leave memcached's workers unpinned (default: worker i
+#                      pinned to vCPU i mod N; the client runs on the last)
 #   --out DIR          results (default $COH_WORK/results)
 # Environment: COH_WORK (default /var/tmp/fdrange-coherence): builds, the
 # Debian kernel for --smoke, results. The project's kernels are built (or
@@ -36,7 +38,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 WORK=${COH_WORK:-/var/tmp/fdrange-coherence}
 KWORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
 SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib+fdcache fdcache lib-rr" LIB="" REQUESTS=20000
-CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT=""
+CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT="" PIN=1
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) SMOKE=1 ;;
@@ -49,7 +51,8 @@ while [ $# -gt 0 ]; do
 	--churn) CHURN=$2; shift ;;
 	--micro-iters) MICRO_ITERS=$2; shift ;;
 	--out) OUT=$2; shift ;;
-	-h|--help) sed -n '2,27p' "$0"; exit 0 ;;
+	--no-pin) PIN=0 ;;
+	-h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 0 ;;
 	*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 	shift
@@ -159,6 +162,21 @@ mc)
 		/coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
 	fi
 	pid=$!
+	if [ "$(arg pin)" = 1 ]; then
+		# worker i on vCPU i mod N: the guest scheduler would otherwise
+		# move workers between the few vCPUs all the time, and their
+		# struct file and task lines would move with them (a cost of
+		# oversubscribed vCPUs, not of the fd table)
+		n=$(( last + 1 )) i=0 k=0
+		while [ "$(cat /proc/$pid/task/*/comm 2>/dev/null | grep -c mc-worker)" -lt "$t" ] && [ $k -lt 100 ]; do
+			sleep 0.1; k=$((k + 1))
+		done
+		for d in /proc/$pid/task/*; do
+			[ "$(cat "$d/comm")" = mc-worker ] || continue
+			taskset -p -c $(( i % n )) "${d##*/}" >/dev/null && echo "COH pinned worker ${d##*/} to vCPU $(( i % n ))"
+			i=$((i + 1))
+		done
+	fi
 	/coh/mcload 11211 "$(arg conns)" "$(arg requests)" "$(arg churn)" "$last" "$pid" \
 		"mc variant=$(arg variant) threads=$t" || echo "COH FAIL mcload"
 	grep -q 'libfdrange' /proc/$pid/maps && echo "COH preload active" || echo "COH preload absent"
@@ -302,7 +320,7 @@ for smp in $SMPS; do
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \
-				"coh.job=mc coh.variant=$v coh.pre=$pre coh.threads=$smp coh.conns=$CONNS coh.requests=$REQUESTS coh.churn=$CHURN" ||
+				"coh.job=mc coh.variant=$v coh.pre=$pre coh.threads=$smp coh.conns=$CONNS coh.requests=$REQUESTS coh.churn=$CHURN coh.pin=$PIN" ||
 				status=1
 		done
 	done

@@ -553,6 +553,38 @@ static void close_window(const char *label)
 		}
 	}
 	qsort(top, ntop, sizeof(top[0]), line_xfer_cmp);
+	/* Totals per class of line over every line with a transfer (the L
+	 * records below are only the top ones): what the fd table itself
+	 * costs, as opposed to struct file refcounts and per-task data. */
+	enum { C_TABLE, C_GEN, C_FILE, C_OTHER, NCLASS };
+	static const char *const class_names[NCLASS] = { "fdtable", "fdcache_gen", "struct_file", "unnamed" };
+	uint64_t cx[NCLASS][NCAT + 2];
+	memset(cx, 0, sizeof(cx));
+	for (size_t i = 0; i < LINE_SLOTS; i++) {
+		struct line *l = &lines[i];
+		char name[128];
+		int c;
+		if (!l->addr || !l->xfer)
+			continue;
+		name_line(l->addr, name, sizeof(name));
+		if (strstr(name, "fdcache_gen"))
+			c = C_GEN;
+		else if (name[0] == 'T')
+			c = C_TABLE;
+		else if (!strcmp(name, "struct_file"))
+			c = C_FILE;
+		else
+			c = C_OTHER;
+		for (int k = 0; k < NCAT; k++)
+			cx[c][k] += l->xcat[k];
+		cx[c][NCAT] += l->xfer;
+		cx[c][NCAT + 1] += l->hitm;
+	}
+	if (o)
+		for (int c = 0; c < NCLASS; c++)
+			fprintf(o, "C %s xfer=%" PRIu64 " hitm=%" PRIu64 " lookup=%" PRIu64 " create=%" PRIu64
+				   " close=%" PRIu64 " other=%" PRIu64 "\n",
+				class_names[c], cx[c][NCAT], cx[c][NCAT + 1], cx[c][0], cx[c][1], cx[c][2], cx[c][3]);
 	if (o) {
 		for (size_t i = 0; i < ntop; i++) {
 			char name[128];
@@ -578,19 +610,28 @@ static void close_window(const char *label)
 	last_vcpu = -1;
 }
 
+/* Read a NUL-terminated guest string, a page at a time: the part on the
+ * next page is read only if the string goes on there (a label on the
+ * guest's stack may straddle a page boundary). */
 static void read_guest_string(struct vcpu *v, uint64_t addr, char *buf, size_t len)
 {
+	size_t got = 0;
+
 	buf[0] = 0;
-	g_byte_array_set_size(v->buf, 0);
-	/* read up to len-1 bytes but not across a page the guest may not map */
-	size_t n = len - 1;
-	uint64_t page_left = 4096 - (addr & 4095);
-	if (n > page_left)
-		n = page_left;
-	if (!qemu_plugin_read_memory_vaddr(addr, v->buf, n))
-		return;
-	memcpy(buf, v->buf->data, n);
-	buf[n] = 0;
+	while (got + 1 < len) {
+		size_t n = len - 1 - got;
+		uint64_t page_left = 4096 - ((addr + got) & 4095);
+		if (n > page_left)
+			n = page_left;
+		g_byte_array_set_size(v->buf, 0);
+		if (!qemu_plugin_read_memory_vaddr(addr + got, v->buf, n) || v->buf->len < n)
+			break;
+		memcpy(buf + got, v->buf->data, n);
+		got += n;
+		buf[got] = 0;
+		if (memchr(buf + got - n, 0, n))
+			break;
+	}
 	for (char *p = buf; *p; p++)
 		if (*p == '\n')
 			*p = ' ';
