@@ -23,7 +23,7 @@ MIN_SEPARATION = 50.0
 # ...and both of its windows must show the threads running at once: the
 # share of churner iterations during which the reader made progress.
 MIN_OVERLAP = 0.10
-VARIANTS = ["plain", "lib", "lib+fdcache", "fdcache", "lib-rr"]
+VARIANTS = ["plain", "lib", "lib+fdcache", "fdcache", "lib-rr", "lib-rr+fdcache"]
 
 
 def kv(text):
@@ -198,7 +198,7 @@ def main():
     print("bitmaps, struct fdtable, fdcache_gen); lookup fns: every transfer caused by an")
     print("instruction of an fd-lookup function, whatever line (also struct file refcounts")
     print("and per-task lines); 'vs plain': medians relative to plain at the same -smp.")
-    print(f"{'smp':>3} {'variant':<12} {'n':>2} {'fd-table lookup xfer/req':<26} {'vs plain':>8} "
+    print(f"{'smp':>3} {'variant':<14} {'n':>2} {'fd-table lookup xfer/req':<26} {'vs plain':>8} "
           f"{'lookup fns xfer/req':<26} {'vs plain':>8}")
     table2 = []
     for smp in sorted({r["smp"] for r in rows}):
@@ -213,7 +213,8 @@ def main():
                 continue
             tab = per_req(rs, "table_lookup")
             look = per_req(rs, "lookup_xfer")
-            print(f"{smp:>3} {v:<12} {len(rs):>2} {fmt(tab):<26} "
+            tabs = fmt(tab) if all(r["has_classes"] for r in rs) else "n/a (plugin too old)"
+            print(f"{smp:>3} {v:<14} {len(rs):>2} {tabs:<26} "
                   f"{rel(tab, per_req(by['plain'], 'table_lookup')):>8} {fmt(look):<26} "
                   f"{rel(look, per_req(by['plain'], 'lookup_xfer')):>8}")
             med = lambda k: statistics.median(per_req(rs, k))
@@ -228,10 +229,10 @@ def main():
         print("unnamed lines (with fdcache: the per-task cache in task_struct); transfers by all")
         print("listed functions on fd-table lines, on fdcache_gen lines, on all lines; lookup HITMs;")
         print("switch%: share of instrumented accesses made on another vCPU than the one before.")
-        print(f"{'smp':>3} {'variant':<12} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
+        print(f"{'smp':>3} {'variant':<14} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
               f"{'gen all':>8} {'all lines':>9} {'lkp HITM':>9} {'switch%':>7}")
         for t in table2:
-            print(f"{t[0]:>3} {t[1]:<12} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:9.4f} "
+            print(f"{t[0]:>3} {t[1]:<14} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:9.4f} "
                   f"{t[7]:9.4f} {t[8]:7.1f}")
     with open(os.path.join(res, "summary.csv"), "w") as f:
         f.write("smp,variant,rounds,table_lookup_med,table_lookup_min,table_lookup_max,"

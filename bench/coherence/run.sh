@@ -9,13 +9,15 @@
 # Options:
 #   --smp "2 4"        vCPU counts (default "2 4"; 4 is coarser on a 2-core host)
 #   --rounds R         boots per variant and vCPU count (default 3)
-#   --variants "..."   of: plain lib lib+fdcache fdcache lib-rr (default all)
+#   --variants "..."   of: plain lib lib+fdcache fdcache lib-rr lib-rr+fdcache
+#                      (default: all)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib+fdcache: libfdrange on the
 #                      fdcache kernel; fdcache: that kernel alone; lib-rr:
 #                      libfdrange with FDRANGE_ACCEPT=roundrobin (memcached
 #                      hands connection k to worker k mod t, so this puts
-#                      each worker's fds in its own range)
+#                      each worker's fds in its own range); lib-rr+fdcache:
+#                      that on the fdcache kernel
 #   --lib PATH         libfdrange.so to preload (default: build this tree's)
 #   --requests N       memcached requests per window (default 20000)
 #   --conns N          client connections (default 32)
@@ -37,7 +39,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 WORK=${COH_WORK:-/var/tmp/fdrange-coherence}
 KWORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
-SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib+fdcache fdcache lib-rr" LIB="" REQUESTS=20000
+SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib+fdcache fdcache lib-rr lib-rr+fdcache" LIB="" REQUESTS=20000
 CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT="" PIN=1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -317,6 +319,7 @@ for smp in $SMPS; do
 			lib+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
 			fdcache) k=$KCACHE pa=$PA_CACHE pre=0 ;;
 			lib-rr) k=$KPLAIN pa=$PA_PLAIN pre=rr ;;
+			lib-rr+fdcache) k=$KCACHE pa=$PA_CACHE pre=rr ;;
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \

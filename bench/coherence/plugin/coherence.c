@@ -489,7 +489,7 @@ static void name_line(uint64_t addr, char *buf, size_t len)
 			if (map == t->full_fds_bits)
 				snprintf(buf, len, "T%u.%s", i + 1, what);
 			else
-				snprintf(buf, len, "T%u.%s[fds %" PRIu64 "-%" PRIu64 "]", i + 1, what, a,
+				snprintf(buf, len, "T%u.%s[fds%" PRIu64 "-%" PRIu64 "]", i + 1, what, a,
 					 (addr + LINE - map) * 8 - 1);
 			return;
 		}
