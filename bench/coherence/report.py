@@ -131,6 +131,26 @@ def main():
         status |= not ok
     open(os.path.join(res, "validation.txt"), "w").write("\n".join(vlines) + "\n")
 
+    # fdcache counter sharing: separate ranges on different counters (sep)
+    # and on the same counter (alias), on the fdcache kernel
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-counters.txt"))):
+        smp = int(re.search(r"smp(\d+)-counters", path).group(1))
+        ws = {w["L"].get("mode"): w for w in windows(path) if w["label"].startswith("micro")}
+        if "sep" not in ws or "alias" not in ws or any("churns" not in w["L"] for w in ws.values()):
+            print(f"fdcache counters -smp {smp}: windows missing in {path}")
+            status = 1
+            continue
+        parts = []
+        for m in ("sep", "alias"):
+            w = ws[m]
+            c = max(int(w["L"]["churns"]), 1)
+            gen = w["C"].get("fdcache_gen", {})
+            parts.append(f"{m}: {w['S']['lookup_xfer'] / c:.3f} lookup transfers per churn, "
+                         f"fdcache_gen {gen.get('lookup', 0) / c:.3f} (lookups) + "
+                         f"{gen.get('close', 0) / c:.3f} (closes), overlap {float(w['L']['overlap']):.2f}")
+        print(f"fdcache counters -smp {smp} (reader fd 64; churner fd 128 = other counter, "
+              f"576 = same counter): " + "; ".join(parts))
+
     rows = []
     for path in sorted(glob.glob(os.path.join(raw, "smp*-r*-*.txt"))):
         m = re.search(r"smp(\d+)-r(\d+)-(.+)\.txt$", path)
@@ -276,8 +296,12 @@ def chart(res, summary):
     smps = sorted({s[0] for s in summary})
     data = os.path.join(res, "chart.dat")
     with open(data, "w") as f:
-        f.write("variant " + " ".join(f"smp{s} lo hi" for s in smps) + "\n")
+        # a comment, not a header: gnuplot's histogram would take a header
+        # row for a first, empty cluster and shift the error bars
+        f.write("# variant " + " ".join(f"smp{s} lo hi" for s in smps) + "\n")
         for v in VARIANTS:
+            if not any(x[1] == v for x in summary):
+                continue
             cells = []
             for smp in smps:
                 s = [x for x in summary if x[0] == smp and x[1] == v]

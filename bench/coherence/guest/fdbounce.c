@@ -10,7 +10,12 @@
  *          line the reader's lookups read (lowest-free numbering does this
  *          to real programs),
  *   sep    R = 64, C = 128: each thread's fd in its own 64-fd range.
- * The table is grown to 256 fds first, while single-threaded, so both fds
+ *   alias  R = 64, C = 576: separate ranges too, but 576 is 512 above 64,
+ *          so on the fdcache kernel both fds share an invalidation
+ *          counter ((fd >> 6) % 8 == 1): every close of C makes the
+ *          reader's cached entry stale. Plain kernels see no difference
+ *          from sep.
+ * The table is grown to 1024 fds first, while single-threaded, so both fds
  * live in the separately allocated fd[] array and no table growth happens
  * inside the window.
  *
@@ -106,20 +111,20 @@ int main(int argc, char **argv)
 	pthread_t a, b;
 	char label[200];
 
-	if (argc != 3 || (strcmp(argv[1], "inter") && strcmp(argv[1], "sep"))) {
-		fprintf(stderr, "usage: fdbounce inter|sep ITERS\n");
+	if (argc != 3 || (strcmp(argv[1], "inter") && strcmp(argv[1], "sep") && strcmp(argv[1], "alias"))) {
+		fprintf(stderr, "usage: fdbounce inter|sep|alias ITERS\n");
 		return 2;
 	}
 	iters = atol(argv[2]);
 	R = 64;
-	C = strcmp(argv[1], "inter") ? 128 : 65;
+	C = !strcmp(argv[1], "inter") ? 65 : !strcmp(argv[1], "sep") ? 128 : 576;
 
 	/* The eventfd first, while the table is the one embedded in
 	 * files_struct (so the plugin learns where that is); then grow the
-	 * table to 256 slots now, not inside the window. */
+	 * table to 1024 slots now, not inside the window. */
 	int e = eventfd(0, 0);
-	int g = fcntl(0, F_DUPFD, 255);
-	if (g != 255) {
+	int g = fcntl(0, F_DUPFD, 1023);
+	if (g != 1023) {
 		fprintf(stderr, "fdbounce: cannot grow the fd table (%d)\n", g);
 		return 1;
 	}
