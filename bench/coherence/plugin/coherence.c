@@ -46,6 +46,7 @@
  *   fdarray_off=N     offset of fd_array in files_struct (default 160)
  *   gen_off=N         offset of fdcache_gen[] (default 0: none)
  *   gen_n=N           number of fdcache_gen lines (default 8)
+ *   fdt_off=N         offset of the fdt pointer in files_struct (default 32)
  */
 #include "qemu-plugin-api.h"
 
