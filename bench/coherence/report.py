@@ -129,6 +129,15 @@ def main():
         vlines.append(msg)
         print(msg)
         status |= not ok
+    # a vCPU count whose every try failed has only smpN-micro.tryK files
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-micro.try*.txt"))):
+        smp = int(re.search(r"smp(\d+)-micro", path).group(1))
+        if smp not in valid:
+            valid[smp] = False
+            msg = f"validation -smp {smp}: FAIL in every try; its memcached figures are not reported"
+            vlines.append(msg)
+            print(msg)
+            status = 1
     open(os.path.join(res, "validation.txt"), "w").write("\n".join(vlines) + "\n")
 
     # fdcache counter sharing: separate ranges on different counters (sep)
