@@ -157,8 +157,10 @@ def main():
             parts.append(f"{m}: {w['S']['lookup_xfer'] / c:.3f} lookup transfers per churn, "
                          f"fdcache_gen {gen.get('lookup', 0) / c:.3f} (lookups) + "
                          f"{gen.get('close', 0) / c:.3f} (closes), overlap {float(w['L']['overlap']):.2f}")
+        low = min(float(w["L"]["overlap"]) for w in ws.values()) < MIN_OVERLAP
         print(f"fdcache counters -smp {smp} (reader fd 64; churner fd 128 = other counter, "
-              f"576 = same counter): " + "; ".join(parts))
+              f"576 = same counter): " + "; ".join(parts) +
+              (f" -- overlap below {MIN_OVERLAP}: not evidence" if low else ""))
 
     rows = []
     for path in sorted(glob.glob(os.path.join(raw, "smp*-r*-*.txt"))):
