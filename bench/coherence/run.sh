@@ -219,14 +219,17 @@ boot() {
 }
 
 # micro NAME KERNEL INITRD SMP PLUGIN_ARGS CMDLINE_EXTRA: the validation
-# boot, repeated up to COH_TRIES (3) times while it fails. The count is only
-# meaningful when the host really ran the vCPU threads at once; on a shared,
-# loaded host it often does not, which the overlap check detects. Failed
-# tries are kept as NAME.tryN.*.
+# boot, repeated up to COH_TRIES (4) times, COH_RETRY_SLEEP (10) seconds
+# apart, while it fails. The count is only meaningful when the host really
+# ran the vCPU threads at once; on a shared host whose other work holds a
+# core (seen here: one xz at 100%) it does not, which the overlap check
+# detects, and such load comes and goes. Failed tries are kept as
+# NAME.tryN.*.
 micro() {
 	local name=$1 try
 	shift
-	for try in $(seq 1 "${COH_TRIES:-3}"); do
+	local tries=${COH_TRIES:-4}
+	for try in $(seq 1 "$tries"); do
 		if boot "$name" "$@" && python3 "$HERE/report.py" --micro "$OUT/raw/$name.txt" "$name" >&2; then
 			return 0
 		fi
@@ -234,6 +237,7 @@ micro() {
 			[ ! -e "$OUT/raw/$name.$ext" ] || mv "$OUT/raw/$name.$ext" "$OUT/raw/$name.try$try.$ext"
 		done
 		log "$name: validation failed (try $try); host load: $(cut -d' ' -f1-3 /proc/loadavg)"
+		[ "$try" = "$tries" ] || sleep "${COH_RETRY_SLEEP:-10}"
 	done
 	return 1
 }
