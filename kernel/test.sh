@@ -26,6 +26,7 @@
 #   FDCACHE_BOOTS  which boots                  ("on off unpatched")
 #   FDCACHE_BOOT_TIMEOUT  seconds per boot      (1800)
 #   FDCACHE_NO_INSTALL=1  never call apt-get
+#   FDCACHE_BUILD_ONLY=1  build the kernels of FDCACHE_BOOTS, then exit
 #
 # Builds are reused when their inputs (tarball, patches, config fragment)
 # did not change; the kernel build itself is incremental otherwise.
@@ -154,6 +155,13 @@ if [ $want_mutant = 1 ]; then
 		echo "$patch_id" > "$WORK/mutant.stamp"
 	fi
 	build mutant "$WORK/mutant" CONFIG_FDCACHE=y
+fi
+
+# FDCACHE_BUILD_ONLY=1: stop here, for callers that only need the kernels
+# (bench/coherence/run.sh boots them with its own guest).
+if [ "${FDCACHE_BUILD_ONLY:-0}" = 1 ]; then
+	log "kernels built (FDCACHE_BUILD_ONLY=1), not booting"
+	exit 0
 fi
 
 # --- guest userland ----------------------------------------------------------

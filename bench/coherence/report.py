@@ -1,0 +1,342 @@
+#!/usr/bin/env python3
+"""Reads the coherence plugin's windows (RESULTS/raw/*.txt) and the guests'
+console logs, checks the validation microbenchmark, and prints per variant
+and vCPU count the transfers per memcached request; writes results.csv,
+summary.csv, validation.txt and coherence.png (gnuplot) into RESULTS.
+
+  report.py RESULTS            full run
+  report.py --smoke RESULTS    only the smoke boot's validation
+  report.py --micro FILE NAME  validate one microbenchmark boot's windows
+
+Exit status 1 when a validation fails or an expected window is missing.
+"""
+import glob
+import os
+import re
+import statistics
+import subprocess
+import sys
+
+# The microbenchmark must separate interleaved from separated fds by this
+# factor in fd-lookup transfers per iteration...
+MIN_SEPARATION = 50.0
+# ...and both of its windows must show the threads running at once: the
+# share of churner iterations during which the reader made progress.
+MIN_OVERLAP = 0.10
+VARIANTS = ["plain", "lib", "lib+fdcache", "fdcache", "lib-rr", "lib-rr+fdcache"]
+
+
+def kv(text):
+    return dict(re.findall(r"(\w+)=(\S+)", text))
+
+
+def windows(path):
+    """Each window: {'label', 'L' (label fields), 'S', 'F', 'lines'}."""
+    out, cur = [], None
+    if not os.path.exists(path):
+        return out
+    for line in open(path, errors="replace"):
+        line = line.rstrip("\n")
+        tag, _, rest = line.partition(" ")
+        if tag == "W":
+            cur = {"label": rest, "L": kv(rest), "S": {}, "F": [], "lines": [], "C": {}}
+        elif cur is None:
+            continue
+        elif tag == "S":
+            cur["S"] = {k: int(v) for k, v in kv(rest).items()}
+        elif tag == "F":
+            name, cat = rest.split()[:2]
+            cur["F"].append((name, cat, {k: int(v) for k, v in kv(rest).items()}))
+        elif tag == "C":
+            f = rest.split()
+            cur["C"][f[0]] = {k: int(v) for k, v in kv(rest).items()}
+        elif tag == "L":
+            f = rest.split()
+            cur["lines"].append((f[1], {k: int(v) for k, v in kv(rest).items()}))
+        elif tag == "E":
+            out.append(cur)
+            cur = None
+    return out
+
+
+def validate(path, name):
+    ws = {w["L"].get("mode"): w for w in windows(path) if w["label"].startswith("micro")}
+    need = ("requests", "churns", "overlap")
+    if "inter" not in ws or "sep" not in ws or any(k not in ws[m]["L"] for m in ws for k in need):
+        msg = f"validation {name}: FAIL, microbenchmark windows missing in {path}"
+        return False, msg
+    # Normalised by the churner's iterations: its fd_install and close are
+    # the writes that make the reader's lookups miss, and how many it gets
+    # to do depends on how the host ran the two vCPU threads.
+    rate, ov, churns = {}, {}, {}
+    for m in ("inter", "sep"):
+        w = ws[m]
+        churns[m] = max(int(w["L"]["churns"]), 1)
+        rate[m] = w["S"]["lookup_xfer"] / churns[m]
+        ov[m] = float(w["L"]["overlap"])
+    # a separated count of 0 is "below 1 per window", not infinitely better
+    floor = rate["sep"] < 1.0 / churns["sep"]
+    sep = max(rate["sep"], 1.0 / churns["sep"])
+    ratio = rate["inter"] / sep
+    ok = ratio >= MIN_SEPARATION and min(ov.values()) >= MIN_OVERLAP
+    msg = (f"validation {name}: interleaved {rate['inter']:.4f} fd-lookup transfers per churn "
+           f"({ws['inter']['S']['lookup_xfer']} in {churns['inter']} churns, overlap {ov['inter']:.2f}), "
+           f"separated {rate['sep']:.5f} ({ws['sep']['S']['lookup_xfer']} in {churns['sep']}, "
+           f"overlap {ov['sep']:.2f}): {'>=' if floor else ''}{ratio:.0f}x; "
+           f"need >= {MIN_SEPARATION:.0f}x and overlap >= {MIN_OVERLAP}: {'PASS' if ok else 'FAIL'}")
+    return ok, msg
+
+
+def med_range(xs):
+    return statistics.median(xs), min(xs), max(xs)
+
+
+def fmt(xs, digits=4):
+    m, lo, hi = med_range(xs)
+    return f"{m:.{digits}f} [{lo:.{digits}f}-{hi:.{digits}f}]"
+
+
+def line_key(name, d):
+    if name != "?":
+        return name
+    cats = [c for c in ("lookup", "create", "close", "other") if d.get(c)]
+    return "?(" + "+".join(cats) + ")"
+
+
+def main():
+    args = sys.argv[1:]
+    if args and args[0] == "--micro":
+        ok, msg = validate(args[1], args[2])
+        print(msg)
+        return 0 if ok else 1
+    smoke = args and args[0] == "--smoke"
+    if smoke:
+        args = args[1:]
+    res = args[0]
+    raw = os.path.join(res, "raw")
+    if smoke:
+        ok, msg = validate(os.path.join(raw, "smoke-micro.txt"), "smoke (Debian kernel, -smp 2)")
+        print(msg)
+        return 0 if ok else 1
+
+    status = 0
+    valid = {}
+    vlines = []
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-micro.txt"))):
+        smp = int(re.search(r"smp(\d+)-micro", path).group(1))
+        ok, msg = validate(path, f"-smp {smp}")
+        valid[smp] = ok
+        vlines.append(msg)
+        print(msg)
+        status |= not ok
+    # a vCPU count whose every try failed has only smpN-micro.tryK files
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-micro.try*.txt"))):
+        smp = int(re.search(r"smp(\d+)-micro", path).group(1))
+        if smp not in valid:
+            valid[smp] = False
+            msg = f"validation -smp {smp}: FAIL in every try; its memcached figures are not reported"
+            vlines.append(msg)
+            print(msg)
+            status = 1
+    open(os.path.join(res, "validation.txt"), "w").write("\n".join(vlines) + "\n")
+
+    # fdcache counter sharing: separate ranges on different counters (sep)
+    # and on the same counter (alias), on the fdcache kernel
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-counters.txt"))):
+        smp = int(re.search(r"smp(\d+)-counters", path).group(1))
+        ws = {w["L"].get("mode"): w for w in windows(path) if w["label"].startswith("micro")}
+        if "sep" not in ws or "alias" not in ws or any("churns" not in w["L"] for w in ws.values()):
+            print(f"fdcache counters -smp {smp}: windows missing in {path}")
+            status = 1
+            continue
+        parts = []
+        for m in ("sep", "alias"):
+            w = ws[m]
+            c = max(int(w["L"]["churns"]), 1)
+            gen = w["C"].get("fdcache_gen", {})
+            parts.append(f"{m}: {w['S']['lookup_xfer'] / c:.3f} lookup transfers per churn, "
+                         f"fdcache_gen {gen.get('lookup', 0) / c:.3f} (lookups) + "
+                         f"{gen.get('close', 0) / c:.3f} (closes), overlap {float(w['L']['overlap']):.2f}")
+        low = min(float(w["L"]["overlap"]) for w in ws.values()) < MIN_OVERLAP
+        print(f"fdcache counters -smp {smp} (reader fd 64; churner fd 128 = other counter, "
+              f"576 = same counter): " + "; ".join(parts) +
+              (f" -- overlap below {MIN_OVERLAP}: not evidence" if low else ""))
+
+    rows = []
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-r*-*.txt"))):
+        m = re.search(r"smp(\d+)-r(\d+)-(.+)\.txt$", path)
+        smp, rnd, var = int(m.group(1)), int(m.group(2)), m.group(3)
+        ws = [w for w in windows(path) if w["label"].startswith("mc")]
+        con = path[:-4] + ".log"
+        log = open(con, errors="replace").read() if os.path.exists(con) else ""
+        if len(ws) != 1:
+            print(f"{os.path.basename(path)}: no memcached window; see {con}")
+            status = 1
+            continue
+        w = ws[0]
+        if "requests" not in w["L"]:
+            print(f"{os.path.basename(path)}: window label incomplete ('{w['label']}'): discarded")
+            status = 1
+            continue
+        preload = "COH preload active" in log
+        if preload != var.startswith("lib"):
+            print(f"{os.path.basename(path)}: preload {'present' if preload else 'absent'} "
+                  f"in variant {var}: discarded")
+            status = 1
+            continue
+        fds = re.search(r"COH server_fds (.*)", log)
+        n = int(w["L"]["requests"])
+        rows.append({
+            "smp": smp, "round": rnd, "variant": var, "requests": n,
+            "reconnects": int(w["L"].get("reconnects", 0)),
+            "lookup_xfer": w["S"]["lookup_xfer"], "lookup_hitm": w["S"]["lookup_hitm"],
+            "xfer": w["S"]["xfer"], "hitm": w["S"]["hitm"],
+            "accesses": w["S"]["accesses"], "switches": w["S"]["switches"],
+            "lines": w["lines"], "fds": fds.group(1).split() if fds else [],
+            # lookup-caused transfers on the fd table's own lines (fd[],
+            # files_struct, bitmaps, fdtable, fdcache_gen), on struct file
+            # lines, and on lines the plugin could not name
+            "table_lookup": sum(w["C"].get(c, {}).get("lookup", 0) for c in ("fdtable", "fdcache_gen")),
+            "table_all": sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen")),
+            "gen_all": w["C"].get("fdcache_gen", {}).get("xfer", 0),
+            "file_lookup": w["C"].get("struct_file", {}).get("lookup", 0),
+            "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
+            "has_classes": bool(w["C"]),
+        })
+
+    with open(os.path.join(res, "results.csv"), "w") as f:
+        f.write("smp,variant,round,requests,reconnects,table_lookup_xfer,lookup_xfer,lookup_hitm,"
+                "file_lookup_xfer,unnamed_lookup_xfer,table_all_xfer,gen_all_xfer,all_xfer,all_hitm,"
+                "accesses,switches\n")
+        for r in sorted(rows, key=lambda r: (r["smp"], VARIANTS.index(r["variant"]), r["round"])):
+            f.write(f"{r['smp']},{r['variant']},{r['round']},{r['requests']},{r['reconnects']},"
+                    f"{r['table_lookup']},{r['lookup_xfer']},{r['lookup_hitm']},{r['file_lookup']},"
+                    f"{r['unnamed_lookup']},{r['table_all']},{r['gen_all']},{r['xfer']},{r['hitm']},"
+                    f"{r['accesses']},{r['switches']}\n")
+
+    summary = []
+    def per_req(rs, key):
+        return [r[key] / r["requests"] for r in rs]
+
+    def rel(xs, base):
+        if not base or statistics.median(base) == 0:
+            return "     n/a"
+        return f"{100 * statistics.median(xs) / statistics.median(base):7.1f}%"
+
+    print()
+    print("Cache-line transfers per memcached request, median [min-max] over rounds.")
+    print("fd-table: lookups' transfers on the fd table's own lines (fd[], files_struct,")
+    print("bitmaps, struct fdtable, fdcache_gen); lookup fns: every transfer caused by an")
+    print("instruction of an fd-lookup function, whatever line (also struct file refcounts")
+    print("and per-task lines); 'vs plain': medians relative to plain at the same -smp.")
+    print(f"{'smp':>3} {'variant':<14} {'n':>2} {'fd-table lookup xfer/req':<26} {'vs plain':>8} "
+          f"{'lookup fns xfer/req':<26} {'vs plain':>8}")
+    table2 = []
+    for smp in sorted({r["smp"] for r in rows}):
+        if not valid.get(smp):
+            print(f"{smp:>3} not reported: the validation microbenchmark failed or is missing")
+            status = 1
+            continue
+        by = {v: [r for r in rows if r["smp"] == smp and r["variant"] == v] for v in VARIANTS}
+        for v in VARIANTS:
+            rs = by[v]
+            if not rs:
+                continue
+            tab = per_req(rs, "table_lookup")
+            look = per_req(rs, "lookup_xfer")
+            tabs = fmt(tab) if all(r["has_classes"] for r in rs) else "n/a (plugin too old)"
+            print(f"{smp:>3} {v:<14} {len(rs):>2} {tabs:<26} "
+                  f"{rel(tab, per_req(by['plain'], 'table_lookup')):>8} {fmt(look):<26} "
+                  f"{rel(look, per_req(by['plain'], 'lookup_xfer')):>8}")
+            med = lambda k: statistics.median(per_req(rs, k))
+            sw = statistics.median([100.0 * r["switches"] / max(r["accesses"], 1) for r in rs])
+            table2.append((smp, v, med("file_lookup"), med("unnamed_lookup"), med("table_all"),
+                           med("gen_all"), med("xfer"), med("lookup_hitm"), sw))
+            summary.append((smp, v, len(rs)) + med_range(tab) + med_range(look) +
+                           med_range(per_req(rs, "xfer")))
+    if table2:
+        print()
+        print("Breakdown (medians per request): lookup transfers on struct file lines and on")
+        print("unnamed lines (with fdcache: the per-task cache in task_struct); transfers by all")
+        print("listed functions on fd-table lines, on fdcache_gen lines, on all lines; lookup HITMs;")
+        print("switch%: share of instrumented accesses made on another vCPU than the one before.")
+        print(f"{'smp':>3} {'variant':<14} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
+              f"{'gen all':>8} {'all lines':>9} {'lkp HITM':>9} {'switch%':>7}")
+        for t in table2:
+            print(f"{t[0]:>3} {t[1]:<14} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:9.4f} "
+                  f"{t[7]:9.4f} {t[8]:7.1f}")
+    with open(os.path.join(res, "summary.csv"), "w") as f:
+        f.write("smp,variant,rounds,table_lookup_med,table_lookup_min,table_lookup_max,"
+                "lookup_fns_med,lookup_fns_min,lookup_fns_max,all_med,all_min,all_max\n")
+        for s in summary:
+            f.write(",".join(str(x) if not isinstance(x, float) else f"{x:.6f}" for x in s) + "\n")
+
+    print()
+    print("top lines by transfers (sum over rounds, per request; columns: by the function category")
+    print("of the access that caused the transfer)")
+    for smp in sorted({r["smp"] for r in rows}):
+        if not valid.get(smp):
+            continue
+        for v in VARIANTS:
+            rs = [r for r in rows if r["smp"] == smp and r["variant"] == v]
+            if not rs:
+                continue
+            n = sum(r["requests"] for r in rs)
+            agg = {}
+            for r in rs:
+                for name, d in r["lines"]:
+                    a = agg.setdefault(line_key(name, d), [0, 0, 0, 0, 0])
+                    for i, k in enumerate(("xfer", "lookup", "create", "close", "other")):
+                        a[i] += d.get(k, 0)
+            top = sorted(agg.items(), key=lambda kv_: -kv_[1][0])[:6]
+            print(f"-smp {smp} {v}:")
+            for name, a in top:
+                print(f"    {a[0] / n:8.4f}  {name:<58} lookup {a[1] / n:.4f} create {a[2] / n:.4f} "
+                      f"close {a[3] / n:.4f} other {a[4] / n:.4f}")
+            fds = rs[0]["fds"]
+            if fds:
+                print(f"    memcached fds after round {rs[0]['round']}: {' '.join(sorted(fds, key=int))}")
+
+    chart(res, summary)
+    return status
+
+
+def chart(res, summary):
+    if not summary:
+        return
+    smps = sorted({s[0] for s in summary})
+    data = os.path.join(res, "chart.dat")
+    with open(data, "w") as f:
+        # a comment, not a header: gnuplot's histogram would take a header
+        # row for a first, empty cluster and shift the error bars
+        f.write("# variant " + " ".join(f"smp{s} lo hi" for s in smps) + "\n")
+        for v in VARIANTS:
+            if not any(x[1] == v for x in summary):
+                continue
+            cells = []
+            for smp in smps:
+                s = [x for x in summary if x[0] == smp and x[1] == v]
+                cells += [f"{s[0][3]:.6f} {s[0][4]:.6f} {s[0][5]:.6f}"] if s else ["0 0 0"]
+            f.write(f'"{v}" ' + " ".join(cells) + "\n")
+    plots = ", ".join(f"'{data}' using {2 + 3 * i}:{3 + 3 * i}:{4 + 3 * i}:xtic(1) title '-smp {s}'"
+                      for i, s in enumerate(smps))
+    script = f"""set terminal pngcairo size 900,480 font "sans,10"
+set output "{os.path.join(res, 'coherence.png')}"
+set title "fd-table lines: lookup transfers per memcached request (QEMU TCG model; median, bars min..max)"
+set ylabel "transfers per request"
+set style data histogram
+set style histogram errorbars gap 2 lw 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set yrange [0:*]
+set key top right
+plot {plots}
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"chart: gnuplot failed: {e}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
