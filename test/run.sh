@@ -21,6 +21,8 @@
 #   package       the Debian packages build, lintian-clean, install, work by
 #                 bare name and through fdrange, and purge without a trace
 #   kernel        the kernel patch series applies to linux-source-6.12 and compiles
+#   coherence     the QEMU cache-line transfer counter builds and, booted with
+#                 its microbenchmark, separates interleaved from separated fds
 set -eu
 cd "$(dirname "$0")/.."
 quick=0
@@ -85,6 +87,8 @@ if [ $quick = 0 ]; then
 	check servers bash test/servers/run-all.sh "$PWD/build/lib/libfdrange.so" "$PWD/build/tools/fdrange"
 	check package bash tools/ci/package.sh
 	check kernel bash kernel/ci-check.sh
+	# Last, on an otherwise idle machine: it needs both cores at once.
+	check coherence bash bench/coherence/run.sh --smoke
 fi
 
 for f in $(grep '^FAIL' "$results" | awk '{print $2}'); do
