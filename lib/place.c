@@ -24,6 +24,7 @@
 #include "sys.h"
 
 #define MAX_TRIES 4
+#define RECOMPACT 16
 
 /* Close @nfd (a copy that will not be used); count the try. */
 static void drop(struct fdr_blk_owner *ow, long nfd)
@@ -82,6 +83,24 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 	unsigned base = fdr_st.cfg.base, hint = __atomic_load_n(&ow->hint, __ATOMIC_RELAXED);
 	unsigned c = hint ? hint - 1 : fdr_owner_next_chunk(o, 0);
 	bool from_lowest = !hint;
+	/*
+	 * The hint (the chunk of the owner's last fd) spares probes through
+	 * full chunks, but after a burst it sits high while closes have freed
+	 * the owner's low chunks.  Every RECOMPACT-th placement starts from
+	 * the owner's lowest chunk instead, going back to the hint if that
+	 * only finds another owner's chunk: at most one extra try per
+	 * RECOMPACT fds, and fd numbers sink back after a burst.
+	 */
+	unsigned back = FDR_NO_CHUNK;
+
+	if (hint && !(__atomic_load_n(&ow->placed, __ATOMIC_RELAXED) % RECOMPACT)) {
+		unsigned low = fdr_owner_next_chunk(o, 0);
+
+		if (low != FDR_NO_CHUNK && low < hint - 1) {
+			back = hint - 1;
+			c = low;
+		}
+	}
 
 	for (int t = 0; t < MAX_TRIES; t++) {
 		unsigned long lo;
@@ -127,6 +146,12 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 		drop(ow, nfd);
 		if ((unsigned long)nfd >= cap)
 			return -ENOSPC;
+		if (back != FDR_NO_CHUNK && (unsigned)x < back) {
+			c = back;
+			back = FDR_NO_CHUNK;
+			continue;
+		}
+		back = FDR_NO_CHUNK;
 		if (!from_lowest && !fdr_chunk_owner((unsigned)x)) {
 			from_lowest = true;
 			c = fdr_owner_next_chunk(o, 0);
