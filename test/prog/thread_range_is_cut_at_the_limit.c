@@ -19,8 +19,10 @@ static void *run(void *arg)
 {
 	struct res *r = arg;
 
-	r->fd = eventfd(0, EFD_CLOEXEC);  /* the thread's first fd: its range */
+	int fd = eventfd(0, EFD_CLOEXEC);  /* the thread's first fd: its range */
+
 	r->ret = range ? range(&r->lo, &r->hi) : -ENOSYS;
+	__atomic_store_n(&r->fd, fd, __ATOMIC_RELEASE);
 	pthread_barrier_wait(&both);
 	return NULL;
 }
