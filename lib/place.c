@@ -92,6 +92,7 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 	 * RECOMPACT fds, and fd numbers sink back after a burst.
 	 */
 	unsigned back = FDR_NO_CHUNK;
+	int tries = MAX_TRIES;
 
 	if (hint && !(__atomic_load_n(&ow->placed, __ATOMIC_RELAXED) % RECOMPACT)) {
 		unsigned low = fdr_owner_next_chunk(o, 0);
@@ -99,10 +100,11 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 		if (low != FDR_NO_CHUNK && low < hint - 1) {
 			back = hint - 1;
 			c = low;
+			tries += 2;  /* the look at the low chunks and the way back are extra */
 		}
 	}
 
-	for (int t = 0; t < MAX_TRIES; t++) {
+	for (int t = 0; t < tries; t++) {
 		unsigned long lo;
 		long nfd, x;
 
