@@ -47,6 +47,7 @@ static int busy;                /* the learner's try-lock */
 static unsigned gen;            /* model generation, bumped on every change */
 static unsigned long rot_off;   /* rotation position of seq k: (k + rot_off) % L */
 static uint32_t window;         /* the last WINDOW checks, 1 = miss */
+static unsigned waited;         /* evaluations that found a rotation incomplete */
 static bool stale;              /* a predicted thread is gone */
 
 #define E_SEQ(e)  ((uint32_t)(e))
@@ -136,6 +137,7 @@ static void settle(struct fdr_blk_hdr *h, unsigned model)
 {
 	__atomic_store_n(&rot_off, 0, __ATOMIC_RELAXED);
 	window = 0;
+	waited = 0;
 	__atomic_store_n(&h->learned_after, __atomic_load_n(&h->accepted, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&h->model, model, __ATOMIC_RELAXED);
@@ -279,6 +281,15 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 		settle(h, FDR_MODEL_ROTATION);
 		return;
 	}
+	/*
+	 * No contradiction, but the newest accepts are not answered yet: a
+	 * burst accepted before its connections were dealt, now registered
+	 * by several threads at once, out of order.  Wait for them rather
+	 * than call it unpredictable; a hand-off that never completes a
+	 * window is judged after RING such looks.
+	 */
+	if (f == INCOMPLETE && a.n >= WINDOW && ++waited < RING)
+		return;
 	len = f == CONFLICT ? period(&a, false) : 0;
 	if (len && fits(&a, len, false, order) == FIT) {
 		/* The accept d after the newest answer goes to the thread d ranks

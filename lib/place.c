@@ -36,33 +36,48 @@ static void drop(struct fdr_blk_owner *ow, long nfd)
 /*
  * One fd per 8-fd line (FDR_OWN_SPARSE, while the hand-off is learned): the
  * copy must land on the first fd of a line; the pool only ever uses those.
+ * A cursor walks the pool's FDR_SPARSE_CHUNKS x 8 lines in order, and the
+ * pool claims its next chunk when the cursor first reaches it: a burst of
+ * up to that many connections, all accepted before the first answer (a
+ * client opening its connections at once), gets a fresh line each with no
+ * miss.  Once the cursor wraps, lines freed by closed connections are
+ * found by trying; SPARSE_TRIES bounds that.
  */
+#define SPARSE_LINES (FDR_SPARSE_CHUNKS * 8u)
+#define SPARSE_TRIES 8
+
 static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap)
 {
-	static unsigned cursor;  /* line to try next, counted in the pool's chunks */
+	static unsigned cursor;
 	unsigned base = fdr_st.cfg.base;
 
-	for (int t = 0; t < MAX_TRIES; t++) {
-		unsigned line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED);
-		unsigned c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0), k;
+	for (int t = 0; t < SPARSE_TRIES; t++) {
+		unsigned line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) % SPARSE_LINES;
+		unsigned want = line / 8, k = 0, c;
 		unsigned long lo;
 		long nfd;
 
-		unsigned have = __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED);
-
-		/* The (line / 8)-th chunk of the pool, wrapping around. */
-		for (k = 0; c != FDR_NO_CHUNK && k < (line / 8) % (have ? have : 1); k++)
+		/* The want-th chunk of the pool (in fd order), claiming up to it. */
+		c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0);
+		while (c != FDR_NO_CHUNK && k < want) {
 			c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
-		if (c == FDR_NO_CHUNK || (have < FDR_SPARSE_CHUNKS && t == MAX_TRIES - 1)) {
-			if (have >= FDR_SPARSE_CHUNKS)
-				return -ENOSPC;
+			k++;
+		}
+		while (c == FDR_NO_CHUNK &&
+		       __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) < FDR_SPARSE_CHUNKS) {
 			c = fdr_owner_claim_lowest(FDR_OWN_SPARSE);
 			if (c == FDR_NO_CHUNK)
 				return -ENOSPC;
+			/* Another thread's claim may have come first: count again. */
+			c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0);
+			for (k = 0; c != FDR_NO_CHUNK && k < want; k++)
+				c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
 		}
+		if (c == FDR_NO_CHUNK)
+			continue;       /* the pool is full and smaller than want */
 		lo = fdr_chunk_lo(base, c) + 8UL * (line % 8);
 		if (lo >= cap)
-			return -ENOSPC;
+			continue;
 		nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
 		if (nfd < 0)
 			return nfd;

@@ -15,6 +15,11 @@
  *                 be learned right;
  *   local         each worker accepts from the shared listener and serves
  *                 what it accepted (h2o, haproxy multi-queue off);
+ *   burst         the rotation, but the acceptor first accepts BURST
+ *                 connections and only then deals them (a client that
+ *                 opens all its connections at once): all of them are
+ *                 accepted before the first answer, so each must go alone
+ *                 on an 8-fd line of the learning pool, none packed;
  *   random        the acceptor deals to a random worker: not predictable,
  *                 the connections must go to the shared pool, not to a
  *                 worker's chunks, and the report must say so.
@@ -29,8 +34,9 @@
 #define NWORKERS 4
 #define NCONN 96
 #define LEARNING_MAX 24   /* connections the model may take to settle */
+#define BURST 48          /* burst mode: accepted before any is dealt (< the pool's 64 lines) */
 
-enum mode { ROTATION, REFUSING, BATCHED, LOCAL, RANDOM };
+enum mode { ROTATION, REFUSING, BATCHED, LOCAL, RANDOM, BURST_ };
 
 struct worker {
 	pthread_t tid;
@@ -141,9 +147,11 @@ int main(int argc, char **argv)
 	unsigned seed = 1;
 
 	test_mode(argc, argv);
-	CHECK(argc >= 3, "usage: %s plain|placed rotation|refusing|batched|local|random", argv[0]);
+	CHECK(argc >= 3, "usage: %s plain|placed rotation|refusing|batched|local|random|burst",
+	      argv[0]);
 	mode = !strcmp(argv[2], "rotation") ? ROTATION : !strcmp(argv[2], "refusing") ? REFUSING :
-	       !strcmp(argv[2], "batched") ? BATCHED : !strcmp(argv[2], "local") ? LOCAL : RANDOM;
+	       !strcmp(argv[2], "batched") ? BATCHED : !strcmp(argv[2], "local") ? LOCAL :
+	       !strcmp(argv[2], "burst") ? BURST_ : RANDOM;
 	range_of_fd = (int (*)(int))dlsym(RTLD_DEFAULT, "fdrange_range_of_fd");
 	before = count_fds();
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -160,10 +168,25 @@ int main(int argc, char **argv)
 	CHECK(pthread_create(&client, NULL, client_main, NULL) == 0, "pthread");
 	if (mode != LOCAL) {
 		/* This thread accepts and deals. */
+		int held[BURST];
+
 		for (long k = 0, dealt = 0; k < NCONN; k++) {
 			int fd = accept(listener, NULL, NULL), w;
 
 			CHECK(fd >= 0 && fd < (1 << 16), "accept: %s", strerror(errno));
+			if (mode == BURST_ && k < BURST) {
+				held[k] = fd;
+				if (k < BURST - 1)
+					continue;
+				for (int b = 0; b < BURST; b++) {
+					int msg[2] = { held[b], b };
+
+					w = order[dealt++ % NWORKERS];
+					CHECK(write(workers[w].queue[1], msg, sizeof(msg)) == sizeof(msg),
+					      "deal");
+				}
+				continue;
+			}
 			if (mode == REFUSING && k % 7 == 6) {
 				char buf[8];
 
@@ -218,6 +241,11 @@ int main(int argc, char **argv)
 					      "fd %d: line %d holds connections of workers %d and %d",
 					      fd, fd / 8, *o, i);
 				*o = i;
+				/* Accepted before any answer: the learning pool, one per line. */
+				if (mode == BURST_ && w->conn_seq[c] < BURST)
+					CHECK(r < 0 && fd % 8 == 0,
+					      "burst connection %ld: fd %d, range %d: not alone on a line of the learning pool",
+					      w->conn_seq[c], fd, r);
 				if (r < 0)
 					continue;  /* the learning pool: one fd per line */
 				CHECK(mode != RANDOM, "random hand-off, yet fd %d is in range %d", fd, r);
@@ -233,7 +261,8 @@ int main(int argc, char **argv)
 		CHECK(total + refused == NCONN, "%d served + %d refused of %d", total, refused, NCONN);
 		CHECK(shared <= 4 * refused, "%d misplaced connections for %d refusals", shared, refused);
 		if (placed_mode && mode != RANDOM)
-			CHECK(in_chunks >= NCONN - refused - LEARNING_MAX - (mode == REFUSING ? refused * 2 : 0),
+			CHECK(in_chunks >= NCONN - refused - LEARNING_MAX - (mode == REFUSING ? refused * 2 : 0) -
+			      (mode == BURST_ ? BURST : 0),
 			      "only %d of %d connections in their server's chunks", in_chunks,
 			      NCONN - refused);
 		if (mode == LOCAL) {

@@ -44,6 +44,7 @@ run_mode() {
 	launch "h2o-$mode" "$mode" h2o -c "$D/h2o.conf"
 	local pid=$PID
 	wait_listen "$PORT" "$pid" 10 "h2o-$mode"
+	warm_up "$PORT" http "$pid" "$mode"
 	timeout --foreground $((LOAD_S + 20)) h2load -c"$CONNS" -t2 -m4 -D "$LOAD_S" "http://127.0.0.1:$PORT/index.html" \
 		>"$TMP/h2load-$mode.log" 2>&1 &
 	local load=$!

@@ -50,6 +50,7 @@ run_mode() {
 	launch "haproxy-$mode" "$mode" prlimit --nofile="$LIMIT:$hard" haproxy -db -f "$TMP/haproxy.cfg"
 	local pid=$PID
 	wait_listen "$PORT" "$pid" 10 "haproxy-$mode"
+	[ "$MQ" = on ] || warm_up "$PORT" http "$pid" "$mode"
 	note "$mode: soft RLIMIT_NOFILE in haproxy: $(awk '/^Max open files/ { print $4 }' "/proc/$pid/limits")"
 	wrk_load "http://127.0.0.1:$PORT/" "$TMP/wrk-$mode.log" &
 	local load=$!

@@ -25,6 +25,7 @@ run_mode() {
 	launch "java-$mode" "$mode" java $JOPTS -cp "$TMP/classes" EchoServer "$port" 4
 	local pid=$PID
 	wait_listen "$port" "$pid" 30 "java-$mode"
+	warm_up "$port" echo "$pid" "$mode"
 	# shellcheck disable=SC2086
 	timeout --foreground $((LOAD_S + 30)) env -u LD_PRELOAD java $JOPTS -cp "$TMP/classes" EchoClient "$port" "$CONNS" 4 "$LOAD_S" \
 		>"$TMP/client-$mode.log" 2>&1 &

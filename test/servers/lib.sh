@@ -176,9 +176,32 @@ take_stat() {
 	python3 "$HERE/procfds.py" "$1" >>"$2" 2>&1 || true
 	# STAT_KEEP=DIR keeps every stat taken, for a look after the run.
 	[ -z "${STAT_KEEP:-}" ] || cp "$2" "$STAT_KEEP/$(basename "$0" .sh)-$1.stat"
-	# STAT_KEEP=DIR keeps every stat taken, for a look after the run.
-	[ -z "${STAT_KEEP:-}" ] || cp "$2" "$STAT_KEEP/$(basename "$0" .sh)-$1.stat"
 }
+# warm_up PORT PROTO PID MODE: before the load, connections one at a time
+# (warmup.py), as a server that has been up a while has seen; under the
+# library, rounds of 16 until fdrange stat shows a settled hand-off model
+# (at most 4 rounds), so the load's connections are placed by the model.
+# Without it, a client that opens all its connections at once has every one
+# accepted before the first is registered: they all go to the learning pool
+# (one per 8-fd line, what the model learns from), and the model is not
+# what the load's placement shows.  Both runs make the same first round.
+# SRV_WARMUP=0 leaves it out (to look at a burst met while learning).
+WARMUP_ROUNDS=0
+warm_up() {
+	local port=$1 proto=$2 pid=$3 mode=$4 model=
+	WARMUP_ROUNDS=0
+	[ "${SRV_WARMUP:-1}" != 0 ] || return 0
+	while [ "$WARMUP_ROUNDS" -lt 4 ]; do
+		python3 "$HERE/warmup.py" "$port" "$proto" 16 || fail "warm-up before the load ($mode)"
+		WARMUP_ROUNDS=$((WARMUP_ROUNDS + 1))
+		[ "$mode" = lib ] || break
+		model=$("$FDRANGE" stat --no-map --color=never "$pid" 2>/dev/null |
+			sed -n 's/^summary:.* model=\([^ ]*\).*/\1/p')
+		case $model in learning|none|"") ;; *) break ;; esac
+	done
+	note "$mode: warm-up: $WARMUP_ROUNDS x 16 connections, one at a time${model:+, model=$model}"
+}
+
 # field FILE KEY: KEY's value on the summary line, or nothing if absent.
 field() { sed -n 's/^summary:.* '"$2"'=\([^ ]*\).*/\1/p' "$1" | tail -n 1; }
 # pfield FILE KEY: a value of procfds.py's line.

@@ -32,6 +32,7 @@ run_mode() {
 	launch "redis-$mode" "$mode" redis-server "$D/redis.conf"
 	local pid=$PID
 	wait_listen "$PORT" "$pid" 10 "redis-$mode"
+	warm_up "$PORT" redis "$pid" "$mode"
 	# Bounded by time, not by count: io-threads 4 on 2 cores runs at about
 	# 1000 requests/s (the io threads busy-wait on each other), a fast
 	# machine at 100 times that.  SIGINT ends the client after LOAD_S s;

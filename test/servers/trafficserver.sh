@@ -58,6 +58,7 @@ run_mode() {
 		curl -fsS -o /dev/null --max-time 2 "http://127.0.0.1:$PORT/index.html" && break
 		sleep 0.2
 	done
+	warm_up "$PORT" http "$pid" "$mode"
 	wrk_load "http://127.0.0.1:$PORT/index.html" "$TMP/wrk-$mode.log" &
 	local load=$!
 	wait_conns "$PORT" "$CONNS" 10

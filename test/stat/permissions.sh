@@ -29,12 +29,15 @@ as_nobody "$fdrange" stat "$fpid" >"$tmp/out" 2>"$tmp/err" || rc=$?
 	fail "nobody on root's process: '$(cat "$tmp/err")'"
 stop_fake
 
-# nobody's own process: through /proc/PID/mem.
+# nobody's own process: through /proc/PID/mem.  The ready file still holds
+# the last fake's line until the background shell truncates it: remove it
+# first, so that the wait below cannot read the old pid.
+rm -f "$tmp/ready"
 as_nobody "$tmp/fake_block" valid >"$tmp/ready" 2>"$tmp/fake.err" &
 fpid=$!
 targets="$targets $fpid"
 i=0
-until grep -q "^ready" "$tmp/ready" 2>/dev/null; do
+until grep -q "^ready [0-9][0-9]*\$" "$tmp/ready" 2>/dev/null; do
 	i=$((i + 1)); [ $i -le 200 ] || fail "nobody's fake_block did not start"; sleep 0.05
 done
 fpid=$(awk '{print $2}' "$tmp/ready")

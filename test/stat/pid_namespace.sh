@@ -23,6 +23,9 @@ nstargets=""
 trap 'for p in $nstargets; do kill -KILL "$p" 2>/dev/null; done; rm -rf "$tmp"' EXIT
 
 ns_fake() { # MODE: starts fake_block as pid 1 of a new pid namespace
+	# The last fake's "ready 1" must not be read before the new one's
+	# shell truncates the file.
+	rm -f "$tmp/ready"
 	# shellcheck disable=SC2086
 	$newns "$fake" "$1" >"$tmp/ready" 2>"$tmp/fake.err" &
 	i=0
