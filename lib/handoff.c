@@ -288,8 +288,11 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 	 * than call it unpredictable; a hand-off that never completes a
 	 * window is judged after RING such looks.
 	 */
-	if (f == INCOMPLETE && a.n >= WINDOW && ++waited < RING)
+	if (f == INCOMPLETE && a.n >= WINDOW && ++waited < RING) {
+		if (h->model == FDR_MODEL_NONE)
+			__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
 		return;
+	}
 	len = f == CONFLICT ? period(&a, false) : 0;
 	if (len && fits(&a, len, false, order) == FIT) {
 		/* The accept d after the newest answer goes to the thread d ranks
@@ -437,6 +440,7 @@ void fdr_handoff_atfork_child(void)
 	tls_lane = 0;
 	busy = 0;
 	window = 0;
+	waited = 0;
 	rot_off = 0;
 	stale = false;
 	for (unsigned i = 0; i < RING; i++)

@@ -36,54 +36,85 @@ static void drop(struct fdr_blk_owner *ow, long nfd)
 /*
  * One fd per 8-fd line (FDR_OWN_SPARSE, while the hand-off is learned): the
  * copy must land on the first fd of a line; the pool only ever uses those.
- * A cursor walks the pool's FDR_SPARSE_CHUNKS x 8 lines in order, and the
- * pool claims its next chunk when the cursor first reaches it: a burst of
- * up to that many connections, all accepted before the first answer (a
- * client opening its connections at once), gets a fresh line each with no
- * miss.  Once the cursor wraps, lines freed by closed connections are
- * found by trying; SPARSE_TRIES bounds that.
+ * A cursor walks the lines of the chunks the pool has; a line found taken
+ * (its connection is still open) makes the pool claim its next chunk, up
+ * to FDR_SPARSE_CHUNKS, and the fd goes on that chunk's first line.  So
+ * connections that come and go one at a time reuse one chunk, and a burst
+ * accepted before the first answer (a client opening all its connections
+ * at once) grows the pool by a chunk per 8, one miss each, never packing
+ * two on a line while the pool may still grow.  SPARSE_TRIES bounds the
+ * search of a full pool; what finds no line goes to the shared pool.
  */
-#define SPARSE_LINES (FDR_SPARSE_CHUNKS * 8u)
 #define SPARSE_TRIES 8
+
+/* The pool's @n-th usable chunk in fd order, FDR_NO_CHUNK if none; with
+ * @n = FDR_SPARSE_CHUNKS + 1 the count of them goes to *@have. */
+static unsigned sparse_chunk(unsigned n, unsigned *have)
+{
+	unsigned c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0), k = 0;
+
+	for (; c != FDR_NO_CHUNK && k < n; k++)
+		c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
+	if (have)
+		*have = k;
+	return c;
+}
+
+static unsigned sparse_grow(struct fdr_blk_owner *ow)
+{
+	/* Racing accepts may overshoot the cap by one chunk each; the pool
+	 * is bounded by the threads that accept, not corrupted. */
+	if (__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) >= FDR_SPARSE_CHUNKS)
+		return FDR_NO_CHUNK;
+	return fdr_owner_claim_lowest(FDR_OWN_SPARSE);
+}
+
+/* @fd copied to @lo exactly: 1 (*nfd set), 0 taken, or -errno. */
+static int dup_exact(int fd, unsigned long lo, bool cloexec, struct fdr_blk_owner *ow,
+		     unsigned long cap, long *nfd)
+{
+	if (lo >= cap)
+		return 0;
+	*nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
+	if (*nfd < 0)
+		return (int)*nfd;
+	if ((unsigned long)*nfd == lo)
+		return 1;
+	drop(ow, *nfd);
+	return 0;
+}
 
 static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap)
 {
 	static unsigned cursor;
 	unsigned base = fdr_st.cfg.base;
+	long nfd = -ENOSPC;
 
 	for (int t = 0; t < SPARSE_TRIES; t++) {
-		unsigned line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) % SPARSE_LINES;
-		unsigned want = line / 8, k = 0, c;
-		unsigned long lo;
-		long nfd;
+		unsigned have, line, c;
+		int r;
 
-		/* The want-th chunk of the pool (in fd order), claiming up to it. */
-		c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0);
-		while (c != FDR_NO_CHUNK && k < want) {
-			c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
-			k++;
-		}
-		while (c == FDR_NO_CHUNK &&
-		       __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) < FDR_SPARSE_CHUNKS) {
-			c = fdr_owner_claim_lowest(FDR_OWN_SPARSE);
+		sparse_chunk(FDR_SPARSE_CHUNKS + 1, &have);
+		if (have) {
+			line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) % (have * 8);
+			c = sparse_chunk(line / 8, NULL);
 			if (c == FDR_NO_CHUNK)
-				return -ENOSPC;
-			/* Another thread's claim may have come first: count again. */
-			c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0);
-			for (k = 0; c != FDR_NO_CHUNK && k < want; k++)
-				c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
+				continue;       /* a chunk went above a lowered limit */
+			r = dup_exact(fd, fdr_chunk_lo(base, c) + 8UL * (line % 8), cloexec, ow, cap,
+				      &nfd);
+			if (r)
+				return r < 0 ? r : nfd;
 		}
-		if (c == FDR_NO_CHUNK)
-			continue;       /* the pool is full and smaller than want */
-		lo = fdr_chunk_lo(base, c) + 8UL * (line % 8);
-		if (lo >= cap)
+		/* Taken, or no chunk yet: a new chunk's first line is free. */
+		c = sparse_grow(ow);
+		if (c == FDR_NO_CHUNK) {
+			if (!have)
+				return -ENOSPC;
 			continue;
-		nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
-		if (nfd < 0)
-			return nfd;
-		if ((unsigned long)nfd == lo)
-			return nfd;
-		drop(ow, nfd);
+		}
+		r = dup_exact(fd, fdr_chunk_lo(base, c), cloexec, ow, cap, &nfd);
+		if (r)
+			return r < 0 ? r : nfd;
 	}
 	return -ENOSPC;
 }

@@ -25,6 +25,7 @@ haproxy-mq-1048576 60 haproxy.sh on 1048576
 haproxy-nomq-1048576 60 haproxy.sh off 1048576
 h2o 60 h2o.sh
 trafficserver-accept1 90 trafficserver.sh 1
+trafficserver-burst 90 trafficserver.sh 1 burst
 trafficserver-accept0 90 trafficserver.sh 0
 redis 60 redis.sh
 varnish 90 varnish.sh
