@@ -215,6 +215,7 @@ run fork /tests/fdfork fork $(( ITERS / 20 ))
 run clone_files /tests/fdfork clone_files $(( ITERS / 20 ))
 run exit /tests/fdfork exit $(( ITERS / 10 ))
 run pidfd_getfd /tests/fdgetfd $ITERS
+run grow /tests/fdgrow $(( ITERS / 100 ))
 run stats /tests/fdstats $EXPECT
 if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) corruption"; then
 	echo "FDTEST DMESG problems above"
@@ -256,7 +257,7 @@ for boot in $BOOTS; do
 	qrc=$?
 	set -e
 	dt=$(( $(date +%s) - t ))
-	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdstats)|FAIL|SKIP|Kernel panic" || true
+	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdgrow|fdstats)|FAIL|SKIP|Kernel panic" || true
 	ok=1
 	[ $qrc -eq 0 ] || { log "boot $boot: qemu exit status $qrc (124: timeout)"; ok=0; }
 	tr -d '\r' < "$out" | grep -q "^FDTEST END failures=0 " || ok=0

@@ -10,11 +10,12 @@
  *          line the reader's lookups read (lowest-free numbering does this
  *          to real programs),
  *   sep    R = 64, C = 128: each thread's fd in its own 64-fd range.
- *   alias  R = 64, C = 576: separate ranges too, but 576 is 512 above 64,
- *          so on the fdcache kernel both fds share an invalidation
- *          counter ((fd >> 6) % 8 == 1): every close of C makes the
- *          reader's cached entry stale. Plain kernels see no difference
- *          from sep.
+ *   alias  R = 64, C = 576: separate ranges too, but 576 is 512 above 64:
+ *          the first fdcache design had 8 invalidation counters per table,
+ *          shared by ranges (fd >> 6) % 8, so both fds shared one and every
+ *          close of C made the reader's cached entry stale. The counters
+ *          are now one per 64-fd range, and alias should look like sep.
+ *          Plain kernels see no difference from sep.
  * The table is grown to 1024 fds first, while single-threaded, so both fds
  * live in the separately allocated fd[] array and no table growth happens
  * inside the window.

@@ -36,8 +36,11 @@
  * store (base = address - 8*fd). A base 32 bytes into a line is the
  * fd_array embedded in files_struct (offset fdarray_off, 160 on 6.12
  * x86_64), which gives the files_struct itself; its lines are then named by
- * offset (and fdcache_gen[] at gen_off for the fdcache kernel). Tables are
- * numbered T1, T2... in the order they are learned. Other lines are "?".
+ * offset (and fdcache_gen[] at gen_off for the fdcache kernel). The fdcache
+ * kernel allocates one generation counter line per 64 fds with each
+ * struct fdtable; with fdt_gen_off the plugin reads that pointer from the
+ * table and names those lines Tn.fdcache_gen[k] (fds 64k..64k+63). Tables
+ * are numbered T1, T2... in the order they are learned. Other lines are "?".
  *
  * Arguments (-plugin coherence.so,ARG=VAL,...):
  *   out=FILE          where windows are appended (required)
@@ -45,7 +48,9 @@
  *                     CAT is lookup, create, close or other
  *   fdarray_off=N     offset of fd_array in files_struct (default 160)
  *   gen_off=N         offset of fdcache_gen[] (default 0: none)
- *   gen_n=N           number of fdcache_gen lines (default 8)
+ *   gen_n=N           number of fdcache_gen lines at gen_off (default 8)
+ *   fdt_gen_off=N     offset in struct fdtable of the pointer to its
+ *                     counters (default 0: none)
  *   fdt_off=N         offset of the fdt pointer in files_struct (default 32)
  */
 #include "qemu-plugin-api.h"
@@ -84,6 +89,7 @@ struct table {
 	/* read from the guest's struct fdtable once the owning files_struct
 	 * is known (0: not known) */
 	uint64_t files, fdt, open_fds, close_on_exec, full_fds_bits;
+	uint64_t gens; /* the table's fdcache_gen lines (fdt_gen_off), 0: none */
 	unsigned max_fds;
 };
 
@@ -150,7 +156,7 @@ static void unlock_all(void)
 		spin_unlock(&stripes[i].flag);
 }
 static const char *out_path;
-static uint64_t fdarray_off = 160, gen_off, gen_n = 8;
+static uint64_t fdarray_off = 160, gen_off, gen_n = 8, fdt_gen_off;
 /* files_struct.fdt and the struct fdtable members (x86_64, 6.1 and 6.12) */
 static uint64_t fdt_off = 32;
 enum { FDT_MAX_FDS = 0, FDT_FD = 8, FDT_CLOEXEC = 16, FDT_OPEN = 24, FDT_FULL = 32 };
@@ -319,6 +325,8 @@ static bool table_from_files(struct vcpu *v, struct table *t, uint64_t files)
 	t->open_fds = open;
 	t->close_on_exec = cloexec;
 	t->full_fds_bits = full;
+	if (!fdt_gen_off || !read_u64(v, fdt + fdt_gen_off, &t->gens))
+		t->gens = 0;
 	return true;
 }
 
@@ -465,6 +473,11 @@ static void name_line(uint64_t addr, char *buf, size_t len)
 			snprintf(buf, len, "T%u.fdcache_gen[%" PRIu64 "]", i + 1, (addr - files - gen_off) / LINE);
 			return;
 		}
+		if (t->gens && t->max_fds && addr >= t->gens &&
+		    addr < t->gens + (t->max_fds + 63) / 64 * LINE) {
+			snprintf(buf, len, "T%u.fdcache_gen[%" PRIu64 "]", i + 1, (addr - t->gens) / LINE);
+			return;
+		}
 		if (is_embedded(t->base))
 			continue;
 		uint64_t nfd = t->max_fds ? t->max_fds : ((uint64_t)t->max_fd | 7) + 1;
@@ -473,7 +486,7 @@ static void name_line(uint64_t addr, char *buf, size_t len)
 			snprintf(buf, len, "T%u.fd[%" PRIu64 "-%" PRIu64 "]", i + 1, a, (addr + LINE - t->base) / 8 - 1);
 			return;
 		}
-		if (t->fdt && addr + LINE > t->fdt && addr < t->fdt + 56) {
+		if (t->fdt && addr + LINE > t->fdt && addr < t->fdt + (fdt_gen_off ? fdt_gen_off + 8 : 56)) {
 			snprintf(buf, len, "T%u.struct_fdtable(max_fds,fd,bitmap pointers)", i + 1);
 			return;
 		}
@@ -856,6 +869,8 @@ CP_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_t *info, 
 			fdt_off = strtoull(val, NULL, 0);
 		} else if (!strcmp(k, "gen_n")) {
 			gen_n = strtoull(val, NULL, 0);
+		} else if (!strcmp(k, "fdt_gen_off")) {
+			fdt_gen_off = strtoull(val, NULL, 0);
 		} else {
 			fprintf(stderr, "coherence: unknown argument '%s'\n", k);
 			return -1;
