@@ -91,12 +91,12 @@ static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigne
 	long nfd = -ENOSPC;
 
 	for (int t = 0; t < SPARSE_TRIES; t++) {
-		unsigned have, line, c;
+		unsigned have, c;
 		int r;
 
 		sparse_chunk(FDR_SPARSE_CHUNKS + 1, &have);
 		if (have) {
-			line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) % (have * 8);
+			unsigned line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) % (have * 8);
 			c = sparse_chunk(line / 8, NULL);
 			if (c == FDR_NO_CHUNK)
 				continue;       /* a chunk went above a lowered limit */
