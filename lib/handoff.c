@@ -194,15 +194,17 @@ static unsigned period(const struct answers *a, bool by_seq)
 enum fit { FIT, CONFLICT, INCOMPLETE };
 
 /*
- * Whether the answers fit a rotation of @len: @order[p] is the thread at
- * position p, where an answer's position is its accept number mod @len
- * (@by_seq) or its rank mod @len (rank 0 the newest).  CONFLICT: two
+ * Whether the answers to the newest @m accepts (by accept number, or the
+ * newest @m answers by rank) fit a rotation of @len: @order[p] is the
+ * thread at position p, where an answer's position is its accept number
+ * mod @len (@by_seq) or its rank mod @len (rank 0 the newest).  CONFLICT: two
  * threads at one position, or one thread at two; INCOMPLETE: no
  * contradiction, but not enough seen yet.
  */
-static enum fit fits(const struct answers *a, unsigned len, bool by_seq, unsigned order[])
+static enum fit fits_in(const struct answers *a, unsigned len, bool by_seq, unsigned order[],
+			unsigned m)
 {
-	unsigned m = 2 * len > MIN_EVIDENCE ? 2 * len : MIN_EVIDENCE, used = 0;
+	unsigned used = 0;
 
 	if (!len)
 		return CONFLICT;
@@ -245,6 +247,12 @@ static enum fit fits(const struct answers *a, unsigned len, bool by_seq, unsigne
 	return FIT;
 }
 
+/* The newest max(2 len, MIN_EVIDENCE) accepts: what a model is judged on. */
+static enum fit fits(const struct answers *a, unsigned len, bool by_seq, unsigned order[])
+{
+	return fits_in(a, len, by_seq, order, 2 * len > MIN_EVIDENCE ? 2 * len : MIN_EVIDENCE);
+}
+
 static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 {
 	struct answers a;
@@ -284,11 +292,14 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 	/*
 	 * No contradiction, but the newest accepts are not answered yet: a
 	 * burst accepted before its connections were dealt, now registered
-	 * by several threads at once, out of order.  Wait for them rather
-	 * than call it unpredictable; a hand-off that never completes a
-	 * window is judged after RING such looks.
+	 * by several threads at once, out of order.  If every answer in the
+	 * ring fits the rotation, wait for the rest rather than call it
+	 * unpredictable; a hand-off that answers only some connections
+	 * (varnish registers those that go idle) contradicts itself over
+	 * the whole ring and is judged now.  At most RING such looks.
 	 */
-	if (f == INCOMPLETE && a.n >= WINDOW && ++waited < RING) {
+	if (f == INCOMPLETE && a.n >= WINDOW && fits_in(&a, len, true, order, RING) != CONFLICT &&
+	    ++waited < RING) {
 		if (h->model == FDR_MODEL_NONE)
 			__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
 		return;

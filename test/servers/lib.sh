@@ -237,7 +237,8 @@ plain_then_lib() {
 # which it may hand between threads, and a main thread's wake-up fds for
 # its workers are not the hand-off's doing; min_purity over all fds is
 # shown beside it), and no 8-fd line is shared by client sockets of two
-# threads; unpredictable: the library says model=unpredictable; burst
+# threads; unpredictable: the library says model=unpredictable, or is
+# still learning with no client socket in a thread's chunks; burst
 # (connections all accepted before the first answer): MODEL learned and no
 # shared client line, purity judged only if some client is in a thread's
 # chunks (they may all sit alone on lines of the learning pool).
@@ -263,7 +264,17 @@ check_placement() {
 		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from before issue 13?)"
 		[ "$R_LINES" = 0 ] || fail "$R_LINES 8-fd lines shared by client sockets of different threads"
 	else
-		[ "$R_MODEL" = unpredictable ] || fail "model=$R_MODEL, expected unpredictable (hand-off cannot be predicted)"
+		# Still learning is right too when the server registers few of
+		# its connections (varnish's waiter registers only idle ones:
+		# 0 to 24 of 50 here, and 32 answers are needed to judge), as long
+		# as no client was placed in a thread's chunks on a guess.
+		case $R_MODEL in
+		unpredictable) ;;
+		learning|none)
+			[ "$R_PURITY" = - ] ||
+				fail "model=$R_MODEL, yet client sockets in threads' chunks (min_client_purity $R_PURITY)" ;;
+		*) fail "model=$R_MODEL, expected unpredictable (hand-off cannot be predicted)" ;;
+		esac
 	fi
 }
 
