@@ -523,6 +523,23 @@ static int line_xfer_cmp(const void *a, const void *b)
 
 #define TOP_LINES 40
 
+/* Zero the window's counters (line states stay: the next window starts
+ * warm). Lock held. */
+static void zero_window(void)
+{
+	for (size_t i = 0; i < nfns; i++)
+		fns[i].acc = fns[i].xfer = fns[i].hitm = 0;
+	for (size_t i = 0; i < LINE_SLOTS; i++) {
+		struct line *l = &lines[i];
+		if (l->addr) {
+			l->acc = l->xfer = l->hitm = l->rd = l->wr = 0;
+			memset(l->xcat, 0, sizeof(l->xcat));
+		}
+	}
+	w_acc = w_switches = 0;
+	last_vcpu = -1;
+}
+
 /* Append the window to the output file and zero its counters. Lock held. */
 static void close_window(const char *label)
 {
@@ -611,17 +628,7 @@ static void close_window(const char *label)
 		fprintf(o, "E\n");
 		fclose(o);
 	}
-	for (size_t i = 0; i < nfns; i++)
-		fns[i].acc = fns[i].xfer = fns[i].hitm = 0;
-	for (size_t i = 0; i < LINE_SLOTS; i++) {
-		struct line *l = &lines[i];
-		if (l->addr) {
-			l->acc = l->xfer = l->hitm = l->rd = l->wr = 0;
-			memset(l->xcat, 0, sizeof(l->xcat));
-		}
-	}
-	w_acc = w_switches = 0;
-	last_vcpu = -1;
+	zero_window();
 }
 
 /* Read a NUL-terminated guest string, a page at a time: the part on the
@@ -679,17 +686,7 @@ static void on_hypercall(unsigned int vcpu, void *udata)
 	switch (cmd) {
 	case 1:
 		lock_all();
-		for (size_t i = 0; i < nfns; i++)
-			fns[i].acc = fns[i].xfer = fns[i].hitm = 0;
-		for (size_t i = 0; i < LINE_SLOTS; i++) {
-			struct line *l = &lines[i];
-			if (l->addr) {
-				l->acc = l->xfer = l->hitm = l->rd = l->wr = 0;
-				memset(l->xcat, 0, sizeof(l->xcat));
-			}
-		}
-		w_acc = w_switches = 0;
-		last_vcpu = -1;
+		zero_window();
 		window_open = 1;
 		unlock_all();
 		break;
