@@ -1,21 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The A/B driver: see ab.h. */
+/* The A/B driver: runs the sides round after round and prints the table (see ab.h). */
 #include "ab.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef AB_DEFAULT_LIB
@@ -34,153 +29,6 @@ static const struct ab_bench *bench;
 static struct key keys[AB_MAX_KEYS];
 static unsigned nkeys;
 static char notes[AB_MAX_SIDES][2048];
-
-uint64_t ab_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-void ab_die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fflush(stdout);
-	fprintf(stderr, "%s: ", bench ? bench->name : "bench");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-void ab_emit(const char *key, double value)
-{
-	printf("@ %s %.9g\n", key, value);
-}
-
-void ab_note(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("# ", stdout);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	fputc('\n', stdout);
-}
-
-unsigned long ab_ulong(const char *name, const char *value, unsigned long min, unsigned long max)
-{
-	char *end;
-	unsigned long v;
-
-	errno = 0;
-	v = value ? strtoul(value, &end, 10) : 0;
-	if (!value || !*value || *end || errno || v < min || v > max)
-		ab_die("--%s=%s: expected an integer from %lu to %lu", name,
-		       value ? value : "", min, max);
-	return v;
-}
-
-unsigned long ab_nofile(void)
-{
-	struct rlimit rl;
-
-	return getrlimit(RLIMIT_NOFILE, &rl) ? 0 : rl.rlim_cur;
-}
-
-static long status_field(const char *field)
-{
-	/*
-	 * A raw openat: through open() the library would place this fd on
-	 * side B, growing the very fd table being measured.
-	 */
-	char buf[4096], *p;
-	long n = -1;
-	int fd = (int)syscall(SYS_openat, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC);
-	ssize_t len;
-
-	if (fd < 0)
-		return -1;
-	len = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (len <= 0)
-		return -1;
-	buf[len] = 0;
-	p = strstr(buf, field);
-	if (p)
-		n = strtol(p + strlen(field), NULL, 10);
-	return n;
-}
-
-long ab_fdsize(void)
-{
-	return status_field("\nFDSize:");
-}
-
-long ab_rss_kib(void)
-{
-	return status_field("\nVmRSS:");
-}
-
-int ab_lib_active(void)
-{
-	int (*active)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "fdrange_active");
-
-	return active ? active() : -1;
-}
-
-int ab_lib_range(int *lo, int *hi)
-{
-	int (*range)(int *, int *) = (int (*)(int *, int *))dlsym(RTLD_DEFAULT,
-								    "fdrange_thread_range");
-
-	return range && range(lo, hi) == 0 ? 0 : -1;
-}
-
-void ab_threads(unsigned nthreads, void *(*fn)(void *), void *args, size_t argsize)
-{
-	pthread_t *t = calloc(nthreads, sizeof(*t));
-	int err;
-
-	if (!t)
-		ab_die("out of memory");
-	for (unsigned i = 0; i < nthreads; i++) {
-		err = pthread_create(&t[i], NULL, fn, (char *)args + i * argsize);
-		if (err)
-			ab_die("pthread_create: %s", strerror(err));
-	}
-	for (unsigned i = 0; i < nthreads; i++)
-		pthread_join(t[i], NULL);
-	free(t);
-}
-
-/* ---- driver ---- */
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-struct ab_stat ab_stats_of(double *v, unsigned n)
-{
-	struct ab_stat st = { 0 };
-
-	if (!n)
-		return st;
-	qsort(v, n, sizeof(double), cmp_double);
-	st.present = true;
-	st.n = n;
-	st.min = v[0];
-	st.max = v[n - 1];
-	st.median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	return st;
-}
 
 unsigned ab_values(const char *name, unsigned side, double out[AB_MAX_ROUNDS])
 {
@@ -441,6 +289,7 @@ int ab_main(int argc, char **argv, const struct ab_bench *b)
 	char **fwd = calloc((size_t)argc + 1, sizeof(*fwd));
 
 	bench = b;
+	ab_prog = b->name;
 	if (!fwd)
 		ab_die("out of memory");
 	if (!lib)

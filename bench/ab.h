@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ab_stats.h"
+
 #define AB_MAX_SIDES 6
 #define AB_MAX_KEYS 96
 #define AB_MAX_ROUNDS 64
@@ -44,12 +46,6 @@ struct ab_ctx {
 	long ncpus;             /* online CPUs */
 };
 
-struct ab_stat {
-	bool present;
-	unsigned n;
-	double median, min, max;
-};
-
 struct ab_bench {
 	const char *name;
 	const char *what;        /* one line: what the numbers are */
@@ -69,6 +65,9 @@ struct ab_bench {
 
 int ab_main(int argc, char **argv, const struct ab_bench *b);
 
+/* The program's name in messages (ab_die); ab_main sets it. */
+extern const char *ab_prog;
+
 /* In the child: one measured value, and a line of information. */
 void ab_emit(const char *key, double value);
 void ab_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -79,8 +78,6 @@ struct ab_stat ab_stat(const char *key, unsigned side);
 /* In the summary: the values of @key on side @side, in round order; their count. */
 unsigned ab_values(const char *key, unsigned side, double out[AB_MAX_ROUNDS]);
 
-/* Median, min and max of @n values (sorted in place). */
-struct ab_stat ab_stats_of(double *v, unsigned n);
 /*
  * Where the cost side B adds to an operation goes, as medians [min, max] of
  * per-round differences (rounds paired in order).  @x is the operation's

@@ -1,0 +1,542 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ab-report DIR [--json]: the table, the verdict and the JSON of a
+ * bench/ab-memcached run, from what the runner left in DIR:
+ *
+ *   DIR/run.conf    key=value lines: the run's settings and the machine
+ *   DIR/rounds.csv  one line per server and round, from mcload
+ *
+ * Writes DIR/summary.txt (the text it prints), DIR/result.json (the schema
+ * is in fdrange-ab-memcached(1)), and for the runner's gnuplot script
+ * DIR/chart.dat and DIR/chart-vars.gp.  Prints the text, or with --json
+ * the JSON.  The statistics and the decision rule are in ab_stats.h.
+ * Exit 0; 1 when DIR cannot be read or holds no complete round; 2 on a
+ * bad argument.
+ */
+#include "ab_stats.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_ROUNDS 1000
+#define MAX_CONF 40
+#define SCHEMA "fdrange-ab-memcached/1"
+
+enum { SA, SA2, SB, NSERVERS };
+enum { M_OPS, M_AVG, M_P50, M_P90, M_P99, M_P999, M_MAX, M_ERRORS, NMETRICS };
+
+static const char *const server_key[NSERVERS] = { "A", "A2", "B" };
+static const char *const metric_key[NMETRICS] = { "ops_per_s", "avg_us", "p50_us", "p90_us",
+						   "p99_us", "p999_us", "max_us", "errors" };
+static const char csv_header[] =
+	"round,position,server,ops_per_s,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,errors";
+
+struct round {
+	unsigned have;                  /* bit per server */
+	unsigned position[NSERVERS];    /* 1..3: when in the round it ran */
+	double v[NSERVERS][NMETRICS];
+};
+
+static struct {
+	char key[40], value[512];
+} conf[MAX_CONF];
+static unsigned nconf;
+static struct round rounds[MAX_ROUNDS + 1];
+static unsigned nrounds, incomplete;    /* complete rounds 1..nrounds */
+static const char *dir;
+
+static void fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+static void fail(int rc, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("ab-report: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(rc);
+}
+
+static const char *conf_get(const char *key)
+{
+	for (unsigned i = 0; i < nconf; i++)
+		if (!strcmp(conf[i].key, key))
+			return conf[i].value;
+	return "";
+}
+
+static long conf_long(const char *key)
+{
+	return strtol(conf_get(key), NULL, 10);
+}
+
+static FILE *open_in(const char *name, const char *mode)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, mode);
+	if (!f)
+		fail(1, "%s: %s", path, strerror(errno));
+	return f;
+}
+
+static void read_conf(void)
+{
+	FILE *f = open_in("run.conf", "r");
+	char line[600];
+
+	while (fgets(line, sizeof(line), f) && nconf < MAX_CONF) {
+		char *eq = strchr(line, '=');
+
+		line[strcspn(line, "\n")] = 0;
+		if (!eq || eq == line || eq - line >= (long)sizeof(conf[0].key))
+			continue;
+		memcpy(conf[nconf].key, line, (size_t)(eq - line));
+		conf[nconf].key[eq - line] = 0;
+		snprintf(conf[nconf].value, sizeof(conf[0].value), "%s", eq + 1);
+		nconf++;
+	}
+	fclose(f);
+}
+
+static void read_csv(void)
+{
+	FILE *f = open_in("rounds.csv", "r");
+	char line[1024], server[8];
+	unsigned lineno = 0, maxround = 0;
+
+	while (fgets(line, sizeof(line), f)) {
+		struct round *r;
+		double v[NMETRICS];
+		unsigned round, pos, s;
+		int used = 0;
+
+		lineno++;
+		line[strcspn(line, "\r\n")] = 0;
+		if (lineno == 1) {
+			if (strcmp(line, csv_header))
+				fail(1, "%s/rounds.csv: line 1: expected the header '%s'", dir, csv_header);
+			continue;
+		}
+		if (sscanf(line, "%u,%u,%7[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf%n", &round, &pos, server,
+			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &used) != 11 ||
+		    line[used] || round < 1 || round > MAX_ROUNDS || pos < 1 || pos > NSERVERS)
+			fail(1, "%s/rounds.csv: line %u: expected round (1-%d),position (1-3),server,"
+			     "and 8 numbers, got '%s'", dir, lineno, MAX_ROUNDS, line);
+		for (s = 0; s < NSERVERS && strcmp(server, server_key[s]); s++)
+			;
+		if (s == NSERVERS)
+			fail(1, "%s/rounds.csv: line %u: server '%s': expected A, A2 or B", dir, lineno,
+			     server);
+		for (unsigned m = 0; m < NMETRICS; m++)
+			if (!(v[m] > 0 || (m == M_ERRORS && v[m] == 0)))
+				fail(1, "%s/rounds.csv: line %u: %s %g: expected a number above 0", dir,
+				     lineno, metric_key[m], v[m]);
+		r = &rounds[round];
+		if (r->have & (1u << s))
+			fail(1, "%s/rounds.csv: line %u: round %u of %s twice", dir, lineno, round, server);
+		r->have |= 1u << s;
+		r->position[s] = pos;
+		memcpy(r->v[s], v, sizeof(v));
+		if (round > maxround)
+			maxround = round;
+	}
+	fclose(f);
+	/* An interrupted run leaves its last round incomplete: analyse the rest. */
+	for (nrounds = 0; nrounds < maxround && rounds[nrounds + 1].have == 7; nrounds++)
+		;
+	incomplete = maxround - nrounds;
+	if (!nrounds)
+		fail(1, "%s/rounds.csv: no complete round (each needs A, A2 and B)", dir);
+}
+
+/* The values of @metric on server @s, in round order. */
+static void column(unsigned s, unsigned metric, double *out)
+{
+	for (unsigned i = 0; i < nrounds; i++)
+		out[i] = rounds[i + 1].v[s][metric];
+}
+
+static struct ab_compare compare(unsigned metric)
+{
+	static double a[MAX_ROUNDS], a2[MAX_ROUNDS], b[MAX_ROUNDS];
+
+	column(SA, metric, a);
+	column(SA2, metric, a2);
+	column(SB, metric, b);
+	return ab_compare(a, a2, b, nrounds, metric != M_OPS);
+}
+
+static struct ab_stat stat_of(unsigned s, unsigned metric)
+{
+	static double v[MAX_ROUNDS];
+
+	column(s, metric, v);
+	return ab_stats_of(v, nrounds);
+}
+
+static void fmt_num(char *buf, size_t len, double v)
+{
+	snprintf(buf, len, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+}
+
+static int cpus_needed(void)
+{
+	return (int)(conf_long("server_threads") + conf_long("client_threads"));
+}
+
+/* "the fastest of the three in 6 of 6 rounds (p=0.0027)": how consistently B
+ * lies on the side of its median; @paren: the p in parentheses, else after a comma. */
+static void consistency(char *buf, size_t len, const struct ab_compare *c, bool primary, bool paren)
+{
+	bool up = c->change > 0;
+	const char *word = primary ? (up ? "fastest" : "slowest") : (up ? "highest" : "lowest");
+	char p[32];
+
+	if (c->p < 0.001)
+		snprintf(p, sizeof(p), "p<0.001");
+	else
+		snprintf(p, sizeof(p), "p=%.2g", c->p);
+	snprintf(buf, len, "the %s of the three in %u of %u rounds%s%s%s", word,
+		 up ? c->b_highest : c->b_lowest, c->n, paren ? " (" : ", ", p, paren ? ")" : "");
+}
+
+/* The verdict's part for throughput (@primary) or p99 latency. */
+static void clause(char *buf, size_t len, const struct ab_compare *c, bool primary)
+{
+	char range[64], band[64], cons[96];
+
+	snprintf(range, sizeof(range), "%.3f [%.2f-%.2f]", c->ba.median, c->ba.min, c->ba.max);
+	snprintf(band, sizeof(band), "%.2f-%.2f (+-%.*f%%)", c->band_lo, c->band_hi,
+		 c->spread < 0.1 ? 1 : 0, c->spread * 100);
+	consistency(cons, sizeof(cons), c, primary, primary);
+	if (primary && c->decision == AB_TOO_FEW)
+		snprintf(buf, len, "no verdict: throughput B/A %s is outside the A/A band %s, but %u "
+			 "round%s cannot show a difference (at least %d; 6 or more recommended)", range,
+			 band, c->n, c->n == 1 ? "" : "s", AB_MIN_ROUNDS);
+	else if (c->decision == AB_TOO_FEW)
+		snprintf(buf, len, "p99 B/A %.2f outside its A/A band %.2f-%.2f, too few rounds to "
+			 "tell", c->ba.median, c->band_lo, c->band_hi);
+	else if (primary && c->decision == AB_SAME)
+		snprintf(buf, len, "no measurable difference on this machine: throughput B/A %s "
+			 "is inside the A/A band %s", range, band);
+	else if (primary && c->decision == AB_UNCLEAR)
+		snprintf(buf, len, "inconclusive: throughput B/A %s is outside the A/A band %s, but "
+			 "B was %s: run more rounds (-r)", range, band, cons);
+	else if (primary)
+		snprintf(buf, len, "B %s by %.1f%%: throughput B/A %s is outside the A/A band %s, "
+			 "B %s", c->change > 0 ? "faster" : "slower",
+			 fabs(c->change) * 100, range, band, cons);
+	else if (c->decision == AB_SAME)
+		snprintf(buf, len, "p99 B/A %.2f inside its A/A band %.2f-%.2f", c->ba.median,
+			 c->band_lo, c->band_hi);
+	else if (c->decision == AB_UNCLEAR)
+		snprintf(buf, len, "p99 B/A %.2f outside its A/A band %.2f-%.2f, but B %s: "
+			 "inconclusive", c->ba.median, c->band_lo, c->band_hi, cons);
+	else
+		snprintf(buf, len, "p99 %s by %.1f%% (B/A %.2f, outside %.2f-%.2f; B %s)",
+			 c->change > 0 ? "higher" : "lower", fabs(c->change) * 100, c->ba.median,
+			 c->band_lo, c->band_hi, cons);
+}
+
+static void verdict(char *buf, size_t len, const struct ab_compare *ops, const struct ab_compare *p99)
+{
+	char a[512], b[512] = "", note[256] = "";
+	long cpus = conf_long("cpus_online");
+
+	clause(a, sizeof(a), ops, true);
+	clause(b, sizeof(b), p99, false);
+	if (cpus > 0 && cpus < cpus_needed())
+		snprintf(note, sizeof(note), " (%ld CPUs for %ld server + %ld client threads: "
+			 "the fd-table effect is not expected here)", cpus,
+			 conf_long("server_threads"), conf_long("client_threads"));
+	snprintf(buf, len, "verdict: %s%s%s%s%s", !strcmp(conf_get("aa"), "1") ?
+		 "[A/A check: B is plain memcached too] " : "", a, b[0] ? "; " : "", b, note);
+}
+
+static const char *server_label(unsigned s)
+{
+	if (s == SA)
+		return "A  plain";
+	if (s == SA2)
+		return "A2 plain (A/A)";
+	return !strcmp(conf_get("aa"), "1") ? "B  plain (--aa)" : "B  libfdrange";
+}
+
+static void text(FILE *f, const struct ab_compare *cmp, const char *line)
+{
+	static const unsigned shown[] = { M_OPS, M_P50, M_P99 };
+	char cell[96], m[24], lo[24], hi[24];
+
+	fprintf(f, "memcached -t %s -m %s%s%s; mcload: %s threads, %s connections, get ratio %s, "
+		"%s-byte values, %s keys\n", conf_get("server_threads"), conf_get("memory_mb"),
+		conf_get("server_args")[0] ? " " : "", conf_get("server_args"),
+		conf_get("client_threads"), conf_get("conns"), conf_get("get_ratio"),
+		conf_get("value_size"), conf_get("keys"));
+	fprintf(f, "%u round%s of %s s per server, order rotating (A B A2, B A2 A, A2 A B); "
+		"%s CPUs online%s%s%s%s\n", nrounds, nrounds == 1 ? "" : "s", conf_get("duration_s"),
+		conf_get("cpus_online"),
+		conf_get("server_cpus")[0] ? ", servers on CPUs " : "", conf_get("server_cpus"),
+		conf_get("client_cpus")[0] ? ", client on CPUs " : "", conf_get("client_cpus"));
+	if (incomplete)
+		fprintf(f, "(%u incomplete round%s at the end left out)\n", incomplete,
+			incomplete == 1 ? "" : "s");
+	fprintf(f, "\n%-18s %-28s %-24s %s\n", "server", "ops/s median [min-max]",
+		"p50 us median [min-max]", "p99 us median [min-max]");
+	for (unsigned s = 0; s < NSERVERS; s++) {
+		fprintf(f, "%-18s", server_label(s));
+		for (unsigned k = 0; k < 3; k++) {
+			struct ab_stat st = stat_of(s, shown[k]);
+
+			fmt_num(m, sizeof(m), st.median);
+			fmt_num(lo, sizeof(lo), st.min);
+			fmt_num(hi, sizeof(hi), st.max);
+			snprintf(cell, sizeof(cell), "%s [%s-%s]", m, lo, hi);
+			fprintf(f, " %-*s", k < 2 ? (k ? 24 : 28) : 0, cell);
+		}
+		fputc('\n', f);
+	}
+	fprintf(f, "\nper round         ");
+	for (unsigned i = 1; i <= nrounds; i++)
+		fprintf(f, " %6u", i);
+	fputc('\n', f);
+	for (unsigned k = 0; k < 3; k++) {
+		static double a[MAX_ROUNDS], a2[MAX_ROUNDS], b[MAX_ROUNDS];
+		const char *name = shown[k] == M_OPS ? "ops/s" : shown[k] == M_P50 ? "p50" : "p99";
+
+		column(SA, shown[k], a);
+		column(SA2, shown[k], a2);
+		column(SB, shown[k], b);
+		fprintf(f, "B/A  %-13s", name);
+		for (unsigned i = 0; i < nrounds; i++)
+			fprintf(f, " %6.3f", b[i] / a[i]);
+		fprintf(f, "\nA2/A %-13s", name);
+		for (unsigned i = 0; i < nrounds; i++)
+			fprintf(f, " %6.3f", a2[i] / a[i]);
+		fputc('\n', f);
+	}
+	fprintf(f, "\n%-8s %-22s %-24s %-12s %-8s %s\n", "metric", "B/A median [min-max]",
+		"A/A band (+-spread)", "B high/low", "p", "decision");
+	for (unsigned k = 0; k < 3; k++) {
+		const struct ab_compare *c = &cmp[k];
+		char band[48], p[24], hl[24];
+
+		snprintf(cell, sizeof(cell), "%.3f [%.3f-%.3f]", c->ba.median, c->ba.min, c->ba.max);
+		snprintf(band, sizeof(band), "%.3f-%.3f (+-%.1f%%)", c->band_lo, c->band_hi,
+			 c->spread * 100);
+		snprintf(p, sizeof(p), "%.2g", c->p);
+		snprintf(hl, sizeof(hl), "%u/%u", c->b_highest, c->b_lowest);
+		fprintf(f, "%-8s %-22s %-24s %-12s %-8s %s\n", k == 0 ? "ops/s" : k == 1 ? "p50 us" : "p99 us",
+			cell, band, hl, p, ab_decision_name(c->decision));
+	}
+	fprintf(f, "(band: 1 +- the largest A2/A difference of any round; B high/low: rounds where B "
+		"had the highest/lowest value of the three; p: the chance of ranks as one-sided if B "
+		"were plain; fdrange-ab-memcached(1))\n");
+	if (conf_get("locality")[0])
+		fprintf(f, "\nB locality (fdrange stat during 2 s of unmeasured load after the rounds): %s\n",
+			conf_get("locality"));
+	fprintf(f, "\n%s\n", line);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (c < 0x20)
+			fprintf(f, "\\u%04x", c);
+		else
+			fputc(c, f);
+	}
+	fputc('"', f);
+}
+
+static void json_num(FILE *f, double v)
+{
+	if (isnan(v) || isinf(v))
+		fputs("null", f);
+	else
+		fprintf(f, "%.6g", v);
+}
+
+/* A setting: the counts as numbers, aa as a boolean, the rest as strings. */
+static void json_conf_value(FILE *f, const char *key, const char *v)
+{
+	static const char numeric[] = " server_threads client_threads conns duration_s rounds "
+				      "get_ratio value_size key_size keys memory_mb cpus_online ";
+	char pat[48], *end;
+
+	snprintf(pat, sizeof(pat), " %s ", key);
+	if (!strcmp(key, "aa"))
+		fputs(strcmp(v, "1") ? "false" : "true", f);
+	else if (strstr(numeric, pat) && *v && (strtod(v, &end), !*end))
+		fputs(v, f);
+	else
+		json_str(f, v);
+}
+
+static void json_compare(FILE *f, const char *name, const struct ab_compare *c, bool last)
+{
+	fprintf(f, "    ");
+	json_str(f, name);
+	fprintf(f, ": {\"ba_median\": ");
+	json_num(f, c->ba.median);
+	fprintf(f, ", \"ba_min\": ");
+	json_num(f, c->ba.min);
+	fprintf(f, ", \"ba_max\": ");
+	json_num(f, c->ba.max);
+	fprintf(f, ", \"aa_median\": ");
+	json_num(f, c->aa.median);
+	fprintf(f, ", \"band\": [");
+	json_num(f, c->band_lo);
+	fprintf(f, ", ");
+	json_num(f, c->band_hi);
+	fprintf(f, "], \"spread\": ");
+	json_num(f, c->spread);
+	fprintf(f, ", \"p\": ");
+	json_num(f, c->p);
+	fprintf(f, ", \"b_highest\": %u, \"b_lowest\": %u, \"change\": ", c->b_highest, c->b_lowest);
+	json_num(f, c->change);
+	fprintf(f, ", \"decision\": \"%s\"}%s\n", ab_decision_name(c->decision), last ? "" : ",");
+}
+
+static void json(FILE *f, const struct ab_compare *cmp, const char *line)
+{
+	static const char *const compared[] = { "ops_per_s", "p50_us", "p99_us" };
+
+	fprintf(f, "{\n  \"schema\": \"%s\",\n  \"config\": {", SCHEMA);
+	for (unsigned i = 0, first = 1; i < nconf; i++) {
+		if (!strcmp(conf[i].key, "locality"))
+			continue;
+		fprintf(f, "%s\n    ", first ? "" : ",");
+		json_str(f, conf[i].key);
+		fprintf(f, ": ");
+		json_conf_value(f, conf[i].key, conf[i].value);
+		first = 0;
+	}
+	fprintf(f, "\n  },\n  \"rounds\": [\n");
+	for (unsigned i = 1; i <= nrounds; i++) {
+		fprintf(f, "    {\"round\": %u", i);
+		for (unsigned s = 0; s < NSERVERS; s++) {
+			fprintf(f, ", \"%s\": {\"position\": %u", server_key[s], rounds[i].position[s]);
+			for (unsigned m = 0; m < NMETRICS; m++) {
+				fprintf(f, ", \"%s\": ", metric_key[m]);
+				json_num(f, rounds[i].v[s][m]);
+			}
+			fputc('}', f);
+		}
+		fprintf(f, "}%s\n", i < nrounds ? "," : "");
+	}
+	fprintf(f, "  ],\n  \"servers\": {\n");
+	for (unsigned s = 0; s < NSERVERS; s++) {
+		fprintf(f, "    \"%s\": {\"label\": ", server_key[s]);
+		json_str(f, server_label(s) + 3);
+		for (unsigned m = 0; m < NMETRICS; m++) {
+			struct ab_stat st = stat_of(s, m);
+
+			fprintf(f, ", \"%s\": {\"median\": ", metric_key[m]);
+			json_num(f, st.median);
+			fprintf(f, ", \"min\": ");
+			json_num(f, st.min);
+			fprintf(f, ", \"max\": ");
+			json_num(f, st.max);
+			fputc('}', f);
+		}
+		fprintf(f, "}%s\n", s + 1 < NSERVERS ? "," : "");
+	}
+	fprintf(f, "  },\n  \"compare\": {\n");
+	for (unsigned k = 0; k < 3; k++)
+		json_compare(f, compared[k], &cmp[k], k == 2);
+	fprintf(f, "  },\n  \"complete_rounds\": %u,\n  \"incomplete_rounds\": %u,\n"
+		"  \"locality\": ", nrounds, incomplete);
+	json_str(f, conf_get("locality"));
+	fprintf(f, ",\n  \"verdict\": ");
+	json_str(f, line + strlen("verdict: "));
+	fprintf(f, "\n}\n");
+}
+
+/* What the runner's gnuplot script draws: the rounds, the bands, the verdict. */
+static void chart_files(const struct ab_compare *cmp)
+{
+	FILE *d = open_in("chart.dat", "w"), *g;
+	static const unsigned cols[] = { M_OPS, M_P50, M_P99 };
+
+	fprintf(d, "# round");
+	for (unsigned k = 0; k < 3; k++)
+		for (unsigned s = 0; s < NSERVERS; s++)
+			fprintf(d, " %s_%s", server_key[s], metric_key[cols[k]]);
+	fprintf(d, " BA_ops AA_ops BA_p99 AA_p99\n");
+	for (unsigned i = 1; i <= nrounds; i++) {
+		const struct round *r = &rounds[i];
+
+		fprintf(d, "%u", i);
+		for (unsigned k = 0; k < 3; k++)
+			for (unsigned s = 0; s < NSERVERS; s++)
+				fprintf(d, " %.6g", r->v[s][cols[k]]);
+		fprintf(d, " %.6g %.6g %.6g %.6g\n", r->v[SB][M_OPS] / r->v[SA][M_OPS],
+			r->v[SA2][M_OPS] / r->v[SA][M_OPS], r->v[SB][M_P99] / r->v[SA][M_P99],
+			r->v[SA2][M_P99] / r->v[SA][M_P99]);
+	}
+	fclose(d);
+	g = open_in("chart-vars.gp", "w");
+	fprintf(g, "rounds = %u\nops_lo = %.6g\nops_hi = %.6g\nops_med = %.6g\n"
+		"p99_lo = %.6g\np99_hi = %.6g\np99_med = %.6g\n", nrounds, cmp[0].band_lo,
+		cmp[0].band_hi, cmp[0].ba.median, cmp[2].band_lo, cmp[2].band_hi, cmp[2].ba.median);
+	fprintf(g, "b_label = \"%s\"\n", server_label(SB) + 3);
+	fclose(g);
+}
+
+int main(int argc, char **argv)
+{
+	bool as_json = false;
+	struct ab_compare cmp[3];
+	char line[2048];
+	FILE *f;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--json"))
+			as_json = true;
+		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			printf("usage: ab-report DIR [--json]\n"
+			       "The table and verdict of a bench/ab-memcached run from DIR/run.conf and\n"
+			       "DIR/rounds.csv; writes DIR/summary.txt, DIR/result.json, DIR/chart.dat,\n"
+			       "DIR/chart-vars.gp.\n");
+			return 0;
+		} else if (argv[i][0] == '-' || dir)
+			fail(2, "%s: unexpected argument; expected one directory and optionally --json",
+			     argv[i]);
+		else
+			dir = argv[i];
+	}
+	if (!dir)
+		fail(2, "DIR: missing; expected the directory of a run");
+	read_conf();
+	read_csv();
+	cmp[0] = compare(M_OPS);
+	cmp[1] = compare(M_P50);
+	cmp[2] = compare(M_P99);
+	verdict(line, sizeof(line), &cmp[0], &cmp[2]);
+	f = open_in("summary.txt", "w");
+	text(f, cmp, line);
+	fclose(f);
+	f = open_in("result.json", "w");
+	json(f, cmp, line);
+	fclose(f);
+	chart_files(cmp);
+	if (as_json)
+		json(stdout, cmp, line);
+	else
+		text(stdout, cmp, line);
+	return fflush(stdout) ? 1 : 0;
+}
