@@ -25,22 +25,24 @@ extern "C" {
 const char *fdrange_version(void);
 
 /* 1 while fds are being placed, 0 in pass-through (disabled, bad
- * configuration, secure-execution mode, or not yet initialised). */
+ * configuration, a seccomp filter, or not yet initialised). */
 int fdrange_active(void);
 
 /*
  * The range [*lo, *hi) the calling thread's new fds go to first: with the
- * default geometry the 64-fd chunk it will use next (claiming one for a
- * thread that holds none), with FDRANGE_WIDTH its fixed range cut at the
- * limit.  -ENODEV in pass-through, -ERANGE when nothing fits below the
- * current RLIMIT_NOFILE, -EAGAIN when the thread cannot be given an owner
- * now (called from a signal handler that interrupted that very step, or in
- * a fork child before it placed its first fd).
+ * default geometry the 8-fd line of a thread that holds no chunk yet
+ * (claiming one for a thread that holds neither) or the 64-fd chunk it
+ * will use next, with FDRANGE_WIDTH its fixed range cut at the limit.
+ * -ENODEV in pass-through, -ERANGE when nothing fits below the current
+ * RLIMIT_NOFILE (or the library's bound on fd numbers), -EAGAIN when the
+ * thread cannot be given an owner now (called from a signal handler that
+ * interrupted that very step, or in a fork child whose block cannot be
+ * made).
  */
 int fdrange_thread_range(int *lo, int *hi);
 
-/* The index of the thread (or lane) owning the chunk of fd number @fd, or
- * -ENOENT if none does (below BASE, unclaimed, or one of the pools). */
+/* The index of the thread (or lane) owning the chunk or line of fd number
+ * @fd, or -ENOENT if none does (below BASE, unclaimed, or one of the pools). */
 int fdrange_range_of_fd(int fd);
 
 /* Write the statistics report (the same text as FDRANGE_STATS) to @fd;

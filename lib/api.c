@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The public API declared in fdrange.h. */
 #include "fdrange.h"
+#include "blockmap.h"
 #include "geometry.h"
+#include "lines.h"
 #include "owners.h"
 #include "state.h"
 
@@ -24,6 +26,9 @@ FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 
 	if (!fdr_ready())
 		return -ENODEV;
+	/* A fork child's own block may not exist yet (the parent's is not ours). */
+	if (!__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE) && !fdr_block_for_child())
+		return -EAGAIN;
 	o = fdr_owner_self();
 	if (o == FDR_NO_OWNER)
 		return -EAGAIN;
@@ -36,16 +41,25 @@ FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 			return -ERANGE;
 		l = fdr_chunk_lo(fdr_st.cfg.base, first);
 		h = fdr_chunk_lo(fdr_st.cfg.base, end);
+	} else if (!__atomic_load_n(&fdr_owner(o)->chunks, __ATOMIC_RELAXED) &&
+		   __atomic_load_n(&fdr_owner(o)->kind, __ATOMIC_RELAXED) == FDR_KIND_THREAD) {
+		/* A thread without chunks: its line (given one, as fdrange.h
+		 * promises), where its next fd goes first. */
+		unsigned line = fdr_line_of(o, cap, NULL);
+
+		if (line == FDR_NO_LINE)
+			return -ERANGE;
+		l = fdr_line_lo(fdr_st.cfg.base, line);
+		h = l + 8;
 	} else {
-		/* The chunk the thread's next fd goes to first; a thread that
-		 * holds none is given one, as fdrange.h promises. */
+		/* The chunk the thread's next fd goes to first. */
 		unsigned c = __atomic_load_n(&fdr_owner(o)->hint, __ATOMIC_RELAXED);
 
-		c = c ? c - 1 : fdr_owner_next_chunk(o, 0);
+		c = c ? c - 1 : fdr_owner_next_chunk(o, 0, cap);
 		if (c == FDR_NO_CHUNK || fdr_chunk_lo(fdr_st.cfg.base, c) + FDR_CHUNK_FDS > cap)
-			c = fdr_owner_next_chunk(o, 0);
+			c = fdr_owner_next_chunk(o, 0, cap);
 		if (c == FDR_NO_CHUNK)
-			c = fdr_owner_claim_lowest(o);
+			c = fdr_owner_claim_lowest(o, cap, NULL);
 		if (c == FDR_NO_CHUNK)
 			return -ERANGE;
 		l = fdr_chunk_lo(fdr_st.cfg.base, c);
@@ -63,8 +77,13 @@ FDR_EXPORT int fdrange_range_of_fd(int fd)
 
 	if (!fdr_ready())
 		return -ENODEV;
+	if (!__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE))
+		return -ENOENT;
 	c = fdr_chunk_of(fdr_st.cfg.base, fd);
 	o = c < 0 ? 0 : fdr_chunk_owner((unsigned)c);
+	/* A line of the lines pool is its holder's. */
+	if (o == FDR_OWN_LINES + 1)
+		o = fdr_line_owner((unsigned)(fd - (int)fdr_st.cfg.base) / 8);
 	return o > FDR_OWN_FIRST ? (int)(o - 1 - FDR_OWN_FIRST) : -ENOENT;
 }
 

@@ -25,12 +25,12 @@
 
 #define FDR_BLK_NAME      "fdrange"
 #define FDR_BLK_MAPS_NAME "/memfd:" FDR_BLK_NAME " (deleted)"
-#define FDR_BLK_MAGIC     "FDRSTAT2"
-#define FDR_BLK_VERSION   2u
+#define FDR_BLK_MAGIC     "FDRSTAT3"
+#define FDR_BLK_VERSION   3u
 #define FDR_BLK_HDR_SIZE  4096u
 
 #define FDR_CHUNK         64u     /* fds per chunk: 8 lines of the kernel's fd[] array */
-#define FDR_MAX_OWNERS    1026u   /* the two pools + 1024 threads (FDRANGE_SLOTS max) */
+#define FDR_MAX_OWNERS    1027u   /* the three pools + 1024 threads (FDRANGE_SLOTS max) */
 #define FDR_OWNER_SIZE    128u    /* FDR_PAD: one owner's counters never share a line pair */
 #define FDR_ROT_MAX       64u     /* longest rotation the hand-off model learns */
 #define FDR_SETTINGS_MAX  16u
@@ -43,7 +43,9 @@
 /* Owner indices with a fixed meaning; threads (or lanes) start at FDR_OWN_FIRST. */
 #define FDR_OWN_SPARSE    0u      /* accepted while the hand-off is being learned: one fd per 8-fd line */
 #define FDR_OWN_SHARED    1u      /* accepted, serving thread not predictable: packed together */
-#define FDR_OWN_FIRST     2u
+#define FDR_OWN_LINES     2u      /* chunks cut into 8-fd lines, a line each for owners that hold no chunk yet */
+#define FDR_OWN_FIRST     3u
+#define FDR_LINES_PER_CHUNK 8u    /* FDR_CHUNK / 8: one kernel fd[] cache line each */
 
 /* fdr_blk_owner.kind */
 enum fdr_owner_kind {
@@ -52,6 +54,7 @@ enum fdr_owner_kind {
 	FDR_KIND_LANE,            /* FDRANGE_ACCEPT=roundrobin: one position of the rotation */
 	FDR_KIND_SPARSE,          /* FDR_OWN_SPARSE */
 	FDR_KIND_SHARED,          /* FDR_OWN_SHARED */
+	FDR_KIND_LINES,           /* FDR_OWN_LINES */
 	FDR_KIND_NR
 };
 
@@ -60,6 +63,8 @@ enum fdr_reason {
 	FDR_FB_FULL,              /* no room in the owner's chunks and none to claim */
 	FDR_FB_LIMIT,             /* not below RLIMIT_NOFILE (EINVAL, EMFILE) */
 	FDR_FB_OTHER,             /* any other F_DUPFD error */
+	FDR_FB_BOUND,             /* a move would reach past the do-no-harm bound (FD_SETSIZE, 2 x open + 64) */
+	FDR_FB_NEAR,              /* the kernel's lowest free fd is near the soft limit: no second number taken */
 	FDR_FB_NR
 };
 
@@ -73,14 +78,18 @@ struct fdr_blk_owner {
 	uint32_t chunks;          /* chunks held now */
 	uint32_t hint;            /* chunk to try first, + 1; 0: none */
 	uint32_t live;            /* live threads using this owner */
-	uint32_t pad0;
+	uint32_t lines;           /* lines held now in the line pool's chunks */
 	uint64_t threads;         /* threads ever given this owner */
 	uint64_t placed;          /* moved into its chunks */
 	uint64_t inplace;         /* already in one of its chunks, left alone */
 	uint64_t kept;            /* not moved by rule: fds 0-2, policy */
 	uint64_t fallback[FDR_FB_NR];
 	uint64_t probes;          /* extra F_DUPFD tries beyond the first (2 syscalls each) */
-	uint64_t claims;          /* chunks claimed */
+	uint64_t claims;          /* chunks and lines claimed */
+	uint32_t busy;            /* moves in flight by this owner's threads (moves.h); internal */
+	uint32_t line;            /* the line it holds in the lines pool + 1 (chunk * 8 + line); 0 none */
+	uint32_t hint_line;       /* 1: its next fd goes to its line first (then its chunks) */
+	uint32_t pad1;
 } __attribute__((aligned(FDR_OWNER_SIZE)));
 
 _Static_assert(sizeof(struct fdr_blk_owner) == FDR_OWNER_SIZE, "owner record size");
@@ -92,15 +101,29 @@ enum fdr_model {
 	FDR_MODEL_LOCAL,          /* served by the thread that accepted them */
 	FDR_MODEL_ROTATION,       /* dealt out in a fixed rotation: rot_owner[] */
 	FDR_MODEL_UNPREDICTABLE,  /* neither: such fds go to FDR_OWN_SHARED */
+	FDR_MODEL_UNREGISTERED,   /* many accepted, none registered with epoll (thread per
+				   * connection?): accepted fds stay where the kernel puts them */
 	FDR_MODEL_NR
 };
 
 /* The words reports and `fdrange stat` use, indexed by the enums above. */
 static const char *const fdr_model_words[FDR_MODEL_NR] __attribute__((unused)) = {
-	"none", "learning", "local", "rotation", "unpredictable",
+	"none", "learning", "local", "rotation", "unpredictable", "unregistered",
 };
 static const char *const fdr_kind_words[FDR_KIND_NR] __attribute__((unused)) = {
-	"free", "thread", "lane", "sparse", "shared",
+	"free", "thread", "lane", "sparse", "shared", "lines",
+};
+
+/* Why the library places nothing in a process that has a block (hdr.why_inactive). */
+enum fdr_why {
+	FDR_WHY_ACTIVE,           /* placing (or ready to, once threads exist) */
+	FDR_WHY_DISABLED,         /* FDRANGE_DISABLE=1 */
+	FDR_WHY_CONFIG,           /* a bad or unknown FDRANGE_* variable: why_msg says which */
+	FDR_WHY_SECCOMP,          /* a seccomp filter was installed while running (prctl, seccomp) */
+	FDR_WHY_NR
+};
+static const char *const fdr_why_words[FDR_WHY_NR] __attribute__((unused)) = {
+	"active", "disabled", "config", "seccomp",
 };
 
 struct fdr_blk_setting {
@@ -161,6 +184,20 @@ struct fdr_blk_hdr {
 	/* When the model was last judged unpredictable: of the answers it
 	 * was judged on, how many the accepting thread served itself. */
 	uint32_t judged, judged_local;
+
+	/* Version 3. */
+	uint32_t why_inactive;    /* enum fdr_why */
+	uint32_t pad2;
+	char why_msg[160];        /* FDR_WHY_CONFIG: the one-line message printed at start; NUL-terminated */
+	uint64_t lines_off;       /* uint32_t per line, FDR_LINES_PER_CHUNK per chunk (nchunks of
+				   * them): owner index + 1 of the line's holder, 0 free; meaningful
+				   * in chunks held by FDR_OWN_LINES */
+	uint64_t bound_top;       /* chunks are claimed only below this fd: max(FD_SETSIZE,
+				   * 2 x open_counted + 64) */
+	uint64_t open_counted;    /* fds open at the last count (/proc/thread-self/fd); 0: never */
+	uint64_t counts;          /* times the open fds were counted (only when a claim reached
+				   * past bound_top) */
+	uint64_t accepts_left;    /* accepted fds left where the kernel put them (model unregistered) */
 };
 
 _Static_assert(sizeof(struct fdr_blk_hdr) <= FDR_BLK_HDR_SIZE, "header too big");

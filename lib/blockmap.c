@@ -15,10 +15,16 @@
  * not meet a syscall it never made).  `fdrange stat` finds the mapping in
  * /proc/PID/maps.
  *
- * A child of fork() must never write its parent's block: it stops using it
- * inside fork, and makes a block of its own at its first placement.
+ * A child must never write its parent's block: the words that point at
+ * the block are in proc.h's page, which no child inherits; a child makes a
+ * block of its own at its first placement, laid out as its parent's.
+ *
+ * A process that loaded the library but places nothing (FDRANGE_DISABLE,
+ * a bad setting) has a block too, saying why; one that started under a
+ * seccomp filter has none: making it would take syscalls (sandbox.c).
  */
 #include "blockmap.h"
+#include "bound.h"
 #include "handoff.h"
 #include "owners.h"
 #include "geometry.h"
@@ -35,8 +41,6 @@
 #ifndef MFD_NOEXEC_SEAL
 #define MFD_NOEXEC_SEAL 8u
 #endif
-
-static size_t blk_size;
 
 static void *sys_mmap(size_t len, int prot, int flags, int fd)
 {
@@ -68,16 +72,6 @@ static void *map_block(size_t size, uint32_t *flags)
 	return p;
 }
 
-static void point_at(struct fdr_blk_hdr *h)
-{
-	fdr_st.owners = (struct fdr_blk_owner *)((char *)h + h->owners_off);
-	fdr_st.chunks = (uint32_t *)((char *)h + h->chunks_off);
-	fdr_st.recs = (uint64_t *)((char *)h + h->recs_off);
-	fdr_st.nchunks = h->nchunks;
-	fdr_st.nrecs = h->nrecs;
-	__atomic_store_n(&fdr_st.hdr, h, __ATOMIC_RELEASE);
-}
-
 static void fill_settings(struct fdr_blk_hdr *h)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
@@ -96,35 +90,35 @@ static void fill_settings(struct fdr_blk_hdr *h)
 
 void fdr_block_geometry(void)
 {
-	struct fdr_blk_hdr *h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+	struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
 
 	if (h)
 		__atomic_store_n(&h->limit, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED),
 				 __ATOMIC_RELAXED);
 }
 
-int fdr_block_create(void)
+/* Layout, settings and geometry of a new block at @h of @size bytes. */
+static void fill(struct fdr_blk_hdr *h, size_t size, uint32_t flags)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
 	unsigned nchunks = fdr_geom_nchunks(cfg->base, fdr_geom_cap(fdr_st.nr_open, fdr_st.nr_open));
 	uint64_t nrecs = fdr_st.nr_open < FDR_BLK_MAX_FD ? fdr_st.nr_open : FDR_BLK_MAX_FD;
 	size_t owners_off = FDR_BLK_HDR_SIZE;
 	size_t chunks_off = owners_off + (size_t)FDR_MAX_OWNERS * sizeof(struct fdr_blk_owner);
-	size_t recs_off = (chunks_off + (size_t)nchunks * sizeof(uint32_t) + 4095) & ~(size_t)4095;
-	size_t size = recs_off + nrecs * sizeof(uint64_t);
-	struct fdr_blk_hdr *h;
-	uint32_t flags;
+	size_t lines_off = chunks_off + (size_t)nchunks * sizeof(uint32_t);
+	size_t recs_off = (lines_off + (size_t)nchunks * FDR_LINES_PER_CHUNK * sizeof(uint32_t) +
+			   4095) & ~(size_t)4095;
 	struct strbuf sb;
 
-	h = map_block(size, &flags);
-	if (!h)
-		return -ENOMEM;
 	__builtin_memcpy(h->magic, FDR_BLK_MAGIC, 8);
 	h->version = FDR_BLK_VERSION;
 	h->hdr_size = FDR_BLK_HDR_SIZE;
 	h->size = size;
 	h->pid = (int32_t)sys_getpid();
 	h->flags = flags | (fdr_st.active ? FDR_BLK_ACTIVE : 0);
+	h->why_inactive = fdr_st.why;
+	sb_init(&sb, h->why_msg, sizeof(h->why_msg), -1);
+	sb_str(&sb, fdr_st.why_msg);
 	sb_init(&sb, h->lib_version, sizeof(h->lib_version), -1);
 	sb_str(&sb, FDRANGE_VERSION_STRING);
 	fill_settings(h);
@@ -132,89 +126,82 @@ int fdr_block_create(void)
 	h->chunk = FDR_CHUNK;
 	h->fixed_width = cfg->width;
 	h->nchunks = nchunks;
-	h->limit = fdr_st.limit;
+	h->limit = __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED);
 	h->nr_open = fdr_st.nr_open;
 	h->policy = cfg->accept;
 	h->owners_off = owners_off;
 	h->owner_size = sizeof(struct fdr_blk_owner);
 	h->max_owners = FDR_MAX_OWNERS;
 	h->chunks_off = chunks_off;
+	h->lines_off = lines_off;
 	h->recs_off = recs_off;
 	h->nrecs = nrecs;
-	blk_size = size;
-	point_at(h);
+	h->bound_top = FDR_FD_SETSIZE;
+}
+
+/* Bytes of a block for this process's settings (fill()'s layout). */
+static size_t block_size(void)
+{
+	unsigned nchunks = fdr_geom_nchunks(fdr_st.cfg.base,
+					    fdr_geom_cap(fdr_st.nr_open, fdr_st.nr_open));
+	uint64_t nrecs = fdr_st.nr_open < FDR_BLK_MAX_FD ? fdr_st.nr_open : FDR_BLK_MAX_FD;
+	size_t recs_off = (FDR_BLK_HDR_SIZE + (size_t)FDR_MAX_OWNERS * sizeof(struct fdr_blk_owner) +
+			   (size_t)nchunks * (1 + FDR_LINES_PER_CHUNK) * sizeof(uint32_t) + 4095) &
+			  ~(size_t)4095;
+
+	return recs_off + nrecs * sizeof(uint64_t);
+}
+
+/* A new block in use from now on: the owners' and the learner's state. */
+static void start(struct fdr_blk_hdr *h)
+{
+	fdr_proc_point_at(h);
+	fdr_bound_reset();
+	fdr_owners_setup();
+	fdr_handoff_setup();
+}
+
+int fdr_block_create(void)
+{
+	size_t size = block_size();
+	struct fdr_blk_hdr *h;
+	uint32_t flags;
+
+	h = map_block(size, &flags);
+	if (!h)
+		return -ENOMEM;
+	fdr_st.blk_size = size;
+	fill(h, size, flags);
+	start(h);
 	return 0;
 }
 
 /*
- * Inside fork(), in the child: memory only, no syscall (a child about to
- * exec, or to lock itself into a seccomp filter, must meet none of ours).
- * The parent's block stays mapped, read but never written, until the
- * child first places an fd.
- */
-void fdr_block_atfork_child(void)
-{
-	fdr_st.parent_hdr = fdr_st.hdr;
-	fdr_st.nchunks = 0;
-	fdr_st.nrecs = 0;
-	__atomic_store_n(&fdr_st.hdr, NULL, __ATOMIC_RELEASE);
-}
-
-/*
- * The child's own block.  It keeps its parent's geometry and claimed
- * chunks (its fd table is a copy), but counts its own fds from zero; the
- * other threads' chunks are given back by the owners' fix-up.  One thread
- * makes it; others pass their fds through meanwhile.
+ * The child's own block, made at its first placement: the same layout and
+ * settings as its parent's, with nothing in it.  The child's fd table is a
+ * copy of its parent's, so its fds sit where its parent's were, but the
+ * owners that held those chunks were its parent's threads: the child's
+ * threads claim chunks afresh (F_DUPFD finds the free room in them, never
+ * clobbering what is there).  The limit is the child's own, inherited.
+ * One thread makes it; others pass their fds through meanwhile.
  */
 bool fdr_block_for_child(void)
 {
-	static int making;
-	struct fdr_blk_hdr *old = fdr_st.parent_hdr, *h;
-	const struct fdr_blk_owner *oo;
+	struct fdr_proc *p = fdr_p;
+	struct fdr_blk_hdr *old = fdr_st.last_hdr, *h;
 	uint32_t flags;
 
-	if (__atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE))
+	if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
 		return true;
-	if (!old || __atomic_exchange_n(&making, 1, __ATOMIC_ACQUIRE))
+	if (!old || !fdr_st.blk_size || __atomic_exchange_n(&p->making, 1, __ATOMIC_ACQUIRE))
 		return false;
-	h = map_block(blk_size, &flags);
+	h = map_block(fdr_st.blk_size, &flags);
 	if (!h)
 		return false;  /* `making` stays set: no second try per fd */
-	/* The header's layout fields, settings and geometry; not its counters. */
-	__builtin_memcpy(h, old, offsetof(struct fdr_blk_hdr, limit_changes));
-	h->pid = (int32_t)sys_getpid();
-	h->flags = flags | (old->flags & FDR_BLK_ACTIVE);
-	h->policy = old->policy;
-	h->owners_off = old->owners_off;
-	h->owner_size = old->owner_size;
-	h->max_owners = old->max_owners;
-	h->chunks_off = old->chunks_off;
-	h->recs_off = old->recs_off;
-	h->nrecs = old->nrecs;
-	/* Read once: the parent may still be claiming. */
-	h->nowners = __atomic_load_n(&old->nowners, __ATOMIC_RELAXED);
-	h->top_chunk = __atomic_load_n(&old->top_chunk, __ATOMIC_RELAXED);
-	if (h->nowners > FDR_MAX_OWNERS)
-		h->nowners = FDR_MAX_OWNERS;
-	if (h->top_chunk > h->nchunks)
-		h->top_chunk = h->nchunks;
-	oo = (const struct fdr_blk_owner *)((const char *)old + old->owners_off);
-	for (unsigned o = 0; o < h->nowners; o++) {
-		struct fdr_blk_owner *n = (struct fdr_blk_owner *)((char *)h + h->owners_off) + o;
-
-		n->kind = oo[o].kind;
-		n->tid = oo[o].tid;
-		n->chunks = oo[o].chunks;
-		n->hint = oo[o].hint;
-		n->live = oo[o].live;
-		n->threads = oo[o].threads;
-	}
-	__builtin_memcpy((char *)h + h->chunks_off, (const char *)old + old->chunks_off,
-			 (size_t)h->top_chunk * sizeof(uint32_t));
-	point_at(h);
-	fdr_owners_child_fixup();
-	fdr_handoff_child_fixup();
-	fdr_st.parent_hdr = NULL;
-	SYS_CALL(SYS_munmap, old, blk_size);
+	fill(h, fdr_st.blk_size, flags);
+	h->limit_changes = 0;
+	start(h);
+	/* The parent's block (or an ancestor's) is of no use here now. */
+	SYS_CALL(SYS_munmap, old, fdr_st.blk_size);
 	return true;
 }

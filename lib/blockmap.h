@@ -3,16 +3,13 @@
 #ifndef FDR_BLOCKMAP_H
 #define FDR_BLOCKMAP_H
 
-#include "state.h"
+#include "proc.h"
 
 /* At start-up: the block, in a memfd or else private memory.  0 or -errno. */
 int fdr_block_create(void) FDR_HIDDEN;
 
-/* Inside fork, in the child: stop using the parent's block (no syscall). */
-void fdr_block_atfork_child(void) FDR_HIDDEN;
-
-/* In a fork child, at its first placement: a block of its own, copied
- * from the parent's.  false: none (yet); pass the fd through. */
+/* In a child (of fork, _Fork, clone), at its first placement: a block of
+ * its own.  false: none (yet); pass the fd through. */
 bool fdr_block_for_child(void) FDR_HIDDEN;
 
 /* The settings and geometry as they are now, into the header. */

@@ -16,7 +16,13 @@
  *    to the thread at position (k + offset) mod L;
  *  - unpredictable: neither fits (haproxy's default multi-queue, varnish);
  *    such fds are packed in a pool of their own, apart from the threads'
- *    chunks, and `fdrange stat` says so.
+ *    chunks, and `fdrange stat` says so;
+ *  - unregistered: the program registers (almost) none of its accepted
+ *    connections with epoll (a thread per connection, blocking reads, or
+ *    select/poll): after GIVE_UP accepts with fewer than one answer in
+ *    eight there is nothing to learn from, and accepted fds stay where the
+ *    kernel puts them, with no syscall.  Answers that come later are still
+ *    used: the model can settle from there.
  * Until a model fits, accepted fds go alone on an 8-fd line each (the
  * sparse pool, FDR_SPARSE_CHUNKS at most), so the early connections of a
  * long-lived burst leave no shared line behind either.
@@ -34,12 +40,9 @@
 #include "handoff.h"
 #include "owners.h"
 
-#define TLS __thread __attribute__((tls_model("initial-exec")))
 #define RING 64u
 #define WINDOW 32u
-
-static TLS uint64_t tls_pick;   /* record for the fd being accepted; 0 none */
-static TLS unsigned tls_lane;   /* roundrobin: lane this thread serves + 1 */
+#define GIVE_UP 64u
 
 /* seq + 1 (bits 0..31) | acceptor owner + 1 (32..47) | server owner + 1 (48..63) */
 static uint64_t ring[RING];
@@ -54,10 +57,19 @@ static bool stale;              /* a predicted thread is gone */
 #define E_ACC(e)  ((unsigned)((e) >> 32) & 0xffffu)
 #define E_SRV(e)  ((unsigned)((e) >> 48))
 
-void fdr_handoff_init(void)
+void fdr_handoff_setup(void)
 {
-	struct fdr_blk_hdr *h = fdr_st.hdr;
+	struct fdr_blk_hdr *h = fdr_p->hdr;
 
+	busy = 0;
+	gen = 0;
+	rot_off = 0;
+	window = 0;
+	waited = 0;
+	stale = false;
+	for (unsigned i = 0; i < RING; i++)
+		ring[i] = 0;
+	h->model = FDR_MODEL_NONE;
 	if (fdr_st.cfg.accept != FDR_ACCEPT_ROUNDROBIN)
 		return;
 	h->rot_len = fdr_st.cfg.slots ? fdr_st.cfg.slots : fdr_st.ncpus;
@@ -93,22 +105,44 @@ static unsigned predict(struct fdr_blk_hdr *h, uint32_t seq, unsigned acc)
 		return o;
 	case FDR_MODEL_UNPREDICTABLE:
 		return FDR_OWN_SHARED;
+	case FDR_MODEL_UNREGISTERED:
+		return FDR_NO_OWNER;
 	default:
 		return FDR_OWN_SPARSE;
 	}
 }
 
-unsigned fdr_handoff_owner(void)
+static void settle(struct fdr_blk_hdr *h, unsigned model);
+
+/*
+ * No answers to learn from: many accepted, (almost) none registered.  Set
+ * under the learner's try-lock; a busy learner means answers are coming.
+ */
+static void give_up(struct fdr_blk_hdr *h, uint32_t seq)
 {
-	struct fdr_blk_hdr *h = fdr_st.hdr;
+	unsigned m = __atomic_load_n(&h->model, __ATOMIC_RELAXED);
+
+	if ((m != FDR_MODEL_NONE && m != FDR_MODEL_LEARNING) || seq < GIVE_UP ||
+	    fdr_st.cfg.accept != FDR_ACCEPT_AUTO ||
+	    __atomic_load_n(&h->observed, __ATOMIC_RELAXED) * 8 >= seq ||
+	    __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+		return;
+	m = h->model;
+	if (m == FDR_MODEL_NONE || m == FDR_MODEL_LEARNING)
+		settle(h, FDR_MODEL_UNREGISTERED);
+	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+}
+
+unsigned fdr_handoff_owner(unsigned acc)
+{
+	struct fdr_blk_hdr *h = fdr_p->hdr;
 	uint32_t seq = (uint32_t)__atomic_fetch_add(&h->accepted, 1, __ATOMIC_RELAXED);
 	/* The generation before the prediction: a change landing in between
 	 * makes this fd look older than it is, never newer. */
 	unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
-	unsigned acc = fdr_owner_self(), pred;
+	unsigned pred;
 
-	if (acc == FDR_NO_OWNER)
-		return FDR_NO_OWNER;
+	give_up(h, seq);
 	pred = predict(h, seq, acc);
 	/* Fixed ranges (FDRANGE_WIDTH) leave no room for the pools: until a
 	 * model fits, an accepted fd goes to the accepting thread's range. */
@@ -116,20 +150,23 @@ unsigned fdr_handoff_owner(void)
 		pred = acc;
 	__atomic_store_n(&ring[seq % RING], (uint64_t)(seq + 1u) | (uint64_t)(acc + 1) << 32,
 			 __ATOMIC_RELAXED);
-	tls_pick = FDR_REC_MAKE(seq, pred + 1, g);
+	fdr_self()->pick = FDR_REC_MAKE(seq, pred == FDR_NO_OWNER ? 0 : pred + 1, g);
+	if (pred == FDR_NO_OWNER)
+		fdr_count(&h->accepts_left);
 	return pred;
 }
 
 void fdr_handoff_accepted(int fd)
 {
-	uint64_t v = tls_pick;
+	struct fdr_proc *p = fdr_p;
+	struct fdr_thread *t = fdr_self();
+	uint64_t v = t->pick;
 
-	tls_pick = 0;
-	if (!fdr_st.hdr || fd < 0 || (uint64_t)fd >= fdr_st.nrecs || fdr_single_threaded() ||
-	    fdr_tls_forking)
+	t->pick = 0;
+	if (!v || !p->hdr || fd < 0 || (uint64_t)fd >= p->nrecs || t->forking)
 		return;
 	/* Also forgets the thread that served the previous fd with this number. */
-	__atomic_store_n(&fdr_st.recs[fd], v, __ATOMIC_RELAXED);
+	__atomic_store_n(&p->recs[fd], v, __ATOMIC_RELAXED);
 }
 
 /* Settle on @model (under the try-lock). */
@@ -316,6 +353,7 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 		return;
 	}
 	if (a.n >= WINDOW && h->model != FDR_MODEL_UNPREDICTABLE) {
+		/* Enough answers to judge, unregistered or not. */
 		__atomic_store_n(&h->judged, a.n, __ATOMIC_RELAXED);
 		__atomic_store_n(&h->judged_local, local, __ATOMIC_RELAXED);
 		settle(h, FDR_MODEL_UNPREDICTABLE);
@@ -327,17 +365,18 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 /* Roundrobin: the lane this thread serves, taking a free one on first use. */
 static unsigned lane_of(struct fdr_blk_hdr *h, unsigned pred, uint32_t tid)
 {
+	struct fdr_thread *t = fdr_self();
 	struct fdr_blk_owner *ow;
 	uint32_t cur = 0;
 
-	if (tls_lane)
-		return tls_lane - 1;
+	if (t->lane)
+		return t->lane - 1;
 	if (pred < FDR_OWN_FIRST || pred >= FDR_OWN_FIRST + h->rot_len)
 		return FDR_NO_OWNER;
 	ow = fdr_owner(pred);
 	if (__atomic_compare_exchange_n(&ow->tid, &cur, tid, false, __ATOMIC_RELAXED,
 					__ATOMIC_RELAXED) || cur == tid) {
-		tls_lane = pred + 1;
+		t->lane = pred + 1;
 		return pred;
 	}
 	return FDR_NO_OWNER;
@@ -422,59 +461,37 @@ static void observe(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t 
 
 void fdr_handoff_registered(int fd)
 {
+	struct fdr_proc *p = fdr_p;
 	struct fdr_blk_hdr *h;
 	uint32_t tid;
 	uint64_t old;
 	unsigned srv;
 
-	if (!fdr_ready() || fdr_single_threaded() || fd < 0 || fdr_tls_forking)
+	if (fdr_t.forking || fd < 0 || fdr_single_threaded())
 		return;
-	h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+	h = __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE);
 	if (!h)
 		return;
-	if ((uint64_t)fd >= fdr_st.nrecs) {
+	if ((uint64_t)fd >= p->nrecs) {
 		fdr_count(&h->untracked);
 		return;
 	}
 	srv = fdr_owner_self();
 	tid = fdr_self_tid();
 	/* The common path: one load, one store, to a word only this fd uses. */
-	old = __atomic_load_n(&fdr_st.recs[fd], __ATOMIC_RELAXED);
-	__atomic_store_n(&fdr_st.recs[fd], tid, __ATOMIC_RELAXED);
+	old = __atomic_load_n(&p->recs[fd], __ATOMIC_RELAXED);
+	__atomic_store_n(&p->recs[fd], tid, __ATOMIC_RELAXED);
 	if (old & FDR_REC_PENDING)
 		observe(h, old, srv, tid);
-}
-
-void fdr_handoff_atfork_child(void)
-{
-	tls_pick = 0;
-	tls_lane = 0;
-	busy = 0;
-	window = 0;
-	waited = 0;
-	rot_off = 0;
-	stale = false;
-	for (unsigned i = 0; i < RING; i++)
-		ring[i] = 0;
-}
-
-void fdr_handoff_child_fixup(void)
-{
-	fdr_st.hdr->model = FDR_MODEL_NONE;
-	/* An explicit roundrobin's rotation, afresh; its lanes' serving
-	 * threads were the parent's. */
-	fdr_handoff_init();
-	for (unsigned r = 0; fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN && r < fdr_st.hdr->rot_len; r++)
-		fdr_owner(FDR_OWN_FIRST + r)->tid = 0;
 }
 
 void fdr_handoff_created(int fd)
 {
 	uint64_t *rec;
 
-	if (fd < 0 || (uint64_t)fd >= fdr_st.nrecs || !fdr_st.recs)
+	if (fd < 0 || (uint64_t)fd >= fdr_p->nrecs || !fdr_p->recs)
 		return;
-	rec = &fdr_st.recs[fd];
+	rec = &fdr_p->recs[fd];
 	/* Read first: most records are not pending, and a store would dirty
 	 * the line for nothing. */
 	if (__atomic_load_n(rec, __ATOMIC_RELAXED) & FDR_REC_PENDING)

@@ -8,27 +8,23 @@
  * go back to the pool (pthread key destructor), so short-lived threads do
  * not use up the fd space.
  *
- * Owner records 0 and 1 are the two pools of accepted fds (block.h);
- * threads (or, under FDRANGE_ACCEPT=roundrobin, the lanes of the rotation
- * first, then the threads) take the lowest free record from
- * FDR_OWN_FIRST on.  With FDRANGE_SLOTS=N threads share N records in turn.
+ * Owner records 0 and 1 are the two pools of accepted fds and 2 the pool
+ * of lines (block.h); threads (or, under FDRANGE_ACCEPT=roundrobin, the
+ * lanes of the rotation first, then the threads) take the lowest free
+ * record from FDR_OWN_FIRST on.  With FDRANGE_SLOTS=N threads share N
+ * records in turn.  A thread's cached record (proc.h) is its process's:
+ * in a fork child every thread starts afresh.
+ *
+ * Every claim of a chunk, by anyone, goes through claim() and so through
+ * the bound (bound.c): fd numbers grow with the fds held, not the threads.
  */
 #include "owners.h"
+#include "bound.h"
 #include "geometry.h"
 #include "sys.h"
 
 #include <pthread.h>
 #include <stdint.h>
-
-/* initial-exec: the general TLS model may call malloc on first access. */
-#define TLS __thread __attribute__((tls_model("initial-exec")))
-/* 0: none yet; 1: being assigned (a signal handler must not start a
- * second assignment); else owner index + 2. */
-static TLS unsigned tls_owner;
-static TLS uint32_t tls_tid;
-/* The fork generation this thread lives in: a thread the child makes has 0. */
-static TLS unsigned tls_epoch;
-static unsigned fork_owner = FDR_NO_OWNER;  /* in a fork child: the forking thread's */
 
 static pthread_key_t exit_key;
 static bool have_exit_key;
@@ -39,33 +35,35 @@ static unsigned first_thread_owner = FDR_OWN_FIRST;
 
 uint32_t fdr_self_tid(void)
 {
-	if (__builtin_expect(!tls_tid, 0))
-		tls_tid = (uint32_t)SYS_CALL(SYS_gettid);
-	return tls_tid;
+	struct fdr_thread *t = fdr_self();
+
+	if (__builtin_expect(!t->tid, 0))
+		t->tid = (uint32_t)SYS_CALL(SYS_gettid);
+	return t->tid;
 }
 
 static void note_owner_used(unsigned o)
 {
-	unsigned n = __atomic_load_n(&fdr_st.hdr->nowners, __ATOMIC_RELAXED);
+	struct fdr_blk_hdr *h = fdr_p->hdr;
+	unsigned n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
 
-	while (n <= o && !__atomic_compare_exchange_n(&fdr_st.hdr->nowners, &n, o + 1, true,
+	while (n <= o && !__atomic_compare_exchange_n(&h->nowners, &n, o + 1, true,
 						      __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
-/* Chunks wholly below the limit in force (and in the table). */
-static unsigned usable_chunks(void)
+/* Chunks wholly below @cap (and in the table). */
+static unsigned usable_chunks(unsigned long cap)
 {
-	unsigned long cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
 	unsigned below = fdr_geom_nchunks(fdr_st.cfg.base, cap);
 
-	return below < fdr_st.nchunks ? below : fdr_st.nchunks;
+	return below < fdr_p->nchunks ? below : fdr_p->nchunks;
 }
 
 /* The chunks @o may claim, for a fixed FDRANGE_WIDTH its own range only. */
-static void claimable(unsigned o, unsigned *first, unsigned *end)
+static void claimable(unsigned o, unsigned long cap, unsigned *first, unsigned *end)
 {
-	unsigned below = usable_chunks();
+	unsigned below = usable_chunks(cap);
 
 	if (o < FDR_OWN_FIRST || !fdr_st.cfg.width) {
 		*first = 0;
@@ -75,46 +73,61 @@ static void claimable(unsigned o, unsigned *first, unsigned *end)
 	fdr_geom_claimable(&fdr_st.cfg, o - FDR_OWN_FIRST, below, first, end);
 }
 
-bool fdr_owner_claim(unsigned o, unsigned c)
-{
-	unsigned first, end;
-	uint32_t cur = 0;
+enum claim { CLAIMED, TAKEN, REFUSED };
 
-	if (c >= fdr_st.nchunks)
-		return false;
-	cur = __atomic_load_n(&fdr_st.chunks[c], __ATOMIC_RELAXED);
+static enum claim claim(unsigned o, unsigned c, unsigned first, unsigned end)
+{
+	struct fdr_proc *p = fdr_p;
+	uint32_t cur = __atomic_load_n(&p->chunks[c], __ATOMIC_RELAXED), top;
+
 	if (cur == o + 1)
-		return true;
-	claimable(o, &first, &end);
+		return CLAIMED;
 	if (cur || c < first || c >= end)
-		return false;
-	if (!__atomic_compare_exchange_n(&fdr_st.chunks[c], &cur, o + 1, false,
+		return TAKEN;
+	if (!fdr_bound_allows(fdr_chunk_lo(fdr_st.cfg.base, c) + FDR_CHUNK_FDS))
+		return REFUSED;
+	if (!__atomic_compare_exchange_n(&p->chunks[c], &cur, o + 1, false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return cur == o + 1;
+		return cur == o + 1 ? CLAIMED : TAKEN;
 	__atomic_fetch_add(&fdr_owner(o)->chunks, 1, __ATOMIC_RELAXED);
 	fdr_count(&fdr_owner(o)->claims);
-	{
-		uint32_t top = __atomic_load_n(&fdr_st.hdr->top_chunk, __ATOMIC_RELAXED);
-
-		while (top <= c && !__atomic_compare_exchange_n(&fdr_st.hdr->top_chunk, &top, c + 1,
-								true, __ATOMIC_RELAXED,
-								__ATOMIC_RELAXED))
-			;
-	}
-	return true;
+	top = __atomic_load_n(&p->hdr->top_chunk, __ATOMIC_RELAXED);
+	while (top <= c && !__atomic_compare_exchange_n(&p->hdr->top_chunk, &top, c + 1, true,
+							__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return CLAIMED;
 }
 
-unsigned fdr_owner_claim_lowest(unsigned o)
+bool fdr_owner_claim(unsigned o, unsigned c, unsigned long cap)
+{
+	unsigned first, end;
+
+	if (c >= fdr_p->nchunks)
+		return false;
+	claimable(o, cap, &first, &end);
+	return claim(o, c, first, end) == CLAIMED;
+}
+
+unsigned fdr_owner_claim_lowest(unsigned o, unsigned long cap, bool *bounded)
 {
 	unsigned first, end, c, from;
 
-	claimable(o, &first, &end);
+	claimable(o, cap, &first, &end);
 	from = __atomic_load_n(&fdr_st.claim_from, __ATOMIC_RELAXED);
 	c = from < first || fdr_st.cfg.width ? first : from;
 	for (; c < end; c++) {
-		if (__atomic_load_n(&fdr_st.chunks[c], __ATOMIC_RELAXED))
+		enum claim r;
+
+		if (__atomic_load_n(&fdr_p->chunks[c], __ATOMIC_RELAXED))
 			continue;
-		if (fdr_owner_claim(o, c)) {
+		r = claim(o, c, first, end);
+		if (r == REFUSED) {
+			/* Every chunk above is refused too. */
+			if (bounded)
+				*bounded = true;
+			break;
+		}
+		if (r == CLAIMED) {
 			/* Only forward from what we read: a release may have
 			 * lowered it meanwhile, and that lower chunk is free. */
 			if (!fdr_st.cfg.width)
@@ -126,34 +139,43 @@ unsigned fdr_owner_claim_lowest(unsigned o)
 	return FDR_NO_CHUNK;
 }
 
-unsigned fdr_owner_next_chunk(unsigned o, unsigned from)
+unsigned fdr_owner_next_chunk(unsigned o, unsigned from, unsigned long cap)
 {
-	unsigned top = __atomic_load_n(&fdr_st.hdr->top_chunk, __ATOMIC_RELAXED);
-	unsigned below = usable_chunks();
+	struct fdr_proc *p = fdr_p;
+	unsigned top = __atomic_load_n(&p->hdr->top_chunk, __ATOMIC_RELAXED);
+	unsigned below = usable_chunks(cap);
 
 	/* A chunk above a lowered limit is held but of no use now. */
 	if (top > below)
 		top = below;
 	for (unsigned c = from; c < top; c++)
-		if (__atomic_load_n(&fdr_st.chunks[c], __ATOMIC_RELAXED) == o + 1)
+		if (__atomic_load_n(&p->chunks[c], __ATOMIC_RELAXED) == o + 1)
 			return c;
 	return FDR_NO_CHUNK;
 }
 
-/* Give @o's chunks back; they may still hold fds, which stay valid. */
+/* Give @o's chunks and line back; they may still hold fds, which stay valid. */
 static void release(unsigned o)
 {
+	struct fdr_proc *p = fdr_p;
 	struct fdr_blk_owner *ow = fdr_owner(o);
-	unsigned top = __atomic_load_n(&fdr_st.hdr->top_chunk, __ATOMIC_RELAXED);
-	unsigned lowest = FDR_NO_CHUNK;
+	unsigned top = __atomic_load_n(&p->hdr->top_chunk, __ATOMIC_RELAXED);
+	unsigned lowest = FDR_NO_CHUNK, line = __atomic_exchange_n(&ow->line, 0, __ATOMIC_RELAXED);
 
-	for (unsigned c = 0; c < top && c < fdr_st.nchunks; c++) {
+	for (unsigned c = 0; c < top && c < p->nchunks; c++) {
 		uint32_t cur = o + 1;
 
-		if (__atomic_compare_exchange_n(&fdr_st.chunks[c], &cur, 0, false,
+		if (__atomic_compare_exchange_n(&p->chunks[c], &cur, 0, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED) && lowest == FDR_NO_CHUNK)
 			lowest = c;
 	}
+	if (line && line - 1 < p->nchunks * FDR_LINES_PER_CHUNK) {
+		uint32_t cur = o + 1;
+
+		__atomic_compare_exchange_n(&p->lines[line - 1], &cur, 0, false, __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED);
+	}
+	__atomic_store_n(&ow->lines, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ow->chunks, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ow->hint, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&ow->tid, 0, __ATOMIC_RELAXED);
@@ -172,12 +194,14 @@ static void release(unsigned o)
 static void thread_exit(void *arg)
 {
 	unsigned o = (unsigned)((const char *)arg - exit_cookie);
+	struct fdr_thread *t = &fdr_t;
 
-	if (o >= FDR_MAX_OWNERS || !fdr_st.hdr)
+	/* A key set in an ancestor process names an owner of its block. */
+	if (o >= FDR_MAX_OWNERS || !fdr_p->hdr || t->epoch != fdr_p->epoch || t->owner != o + 2)
 		return;
 	/* Fds this thread makes in later destructors pass through: its
 	 * chunks are about to go back. */
-	tls_owner = 1;
+	t->owner = 1;
 	if (__atomic_sub_fetch(&fdr_owner(o)->live, 1, __ATOMIC_ACQ_REL) == 0)
 		release(o);
 }
@@ -205,14 +229,15 @@ static unsigned pick_record(void)
 
 unsigned fdr_owner_self(void)
 {
-	unsigned s = tls_owner, o;
+	struct fdr_thread *t = fdr_self();
+	unsigned s = t->owner, o;
 	struct fdr_blk_owner *ow;
 
 	if (__builtin_expect(s >= 2, 1))
 		return s - 2;
-	if (s == 1 || !fdr_st.hdr)
+	if (s == 1 || !__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE))
 		return FDR_NO_OWNER;
-	tls_owner = 1;
+	t->owner = 1;
 	o = pick_record();
 	ow = fdr_owner(o);
 	__atomic_store_n(&ow->kind, FDR_KIND_THREAD, __ATOMIC_RELAXED);
@@ -224,17 +249,21 @@ unsigned fdr_owner_self(void)
 	 * malloc here. */
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_cookie[o]);
-	tls_owner = o + 2;
+	t->owner = o + 2;
 	return o;
 }
 
-void fdr_owners_init(void)
+void fdr_owners_setup(void)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
 
+	__atomic_store_n(&fdr_st.claim_from, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fdr_st.next_thread, 0, __ATOMIC_RELAXED);
+	first_thread_owner = FDR_OWN_FIRST;
 	fdr_owner(FDR_OWN_SPARSE)->kind = FDR_KIND_SPARSE;
 	fdr_owner(FDR_OWN_SHARED)->kind = FDR_KIND_SHARED;
-	note_owner_used(FDR_OWN_SHARED);
+	fdr_owner(FDR_OWN_LINES)->kind = FDR_KIND_LINES;
+	note_owner_used(FDR_OWN_LINES);
 	if (cfg->accept == FDR_ACCEPT_ROUNDROBIN) {
 		unsigned lanes = cfg->slots ? cfg->slots : fdr_st.ncpus;
 
@@ -245,6 +274,10 @@ void fdr_owners_init(void)
 		first_thread_owner = FDR_OWN_FIRST + lanes;
 		note_owner_used(first_thread_owner - 1);
 	}
+}
+
+void fdr_owners_init(void)
+{
 	/* Threads need no record until they make or register an fd, and a
 	 * failed key only means chunks are not given back at thread exit. */
 	have_exit_key = pthread_key_create(&exit_key, thread_exit) == 0;
@@ -253,42 +286,5 @@ void fdr_owners_init(void)
 	if (have_exit_key && (unsigned long)exit_key >= 32) {
 		pthread_key_delete(exit_key);
 		have_exit_key = false;
-	}
-}
-
-bool fdr_child_still_single(void)
-{
-	if (tls_epoch == __atomic_load_n(&fdr_st.fork_epoch, __ATOMIC_RELAXED))
-		return true;
-	/* A thread the child made: from now on it has threads. */
-	__atomic_store_n(&fdr_st.child_single, false, __ATOMIC_RELAXED);
-	return false;
-}
-
-void fdr_owners_atfork_child(void)
-{
-	fork_owner = tls_owner >= 2 ? tls_owner - 2 : FDR_NO_OWNER;
-	tls_tid = 0;
-	tls_epoch = ++fdr_st.fork_epoch;
-	fdr_st.child_single = true;
-}
-
-void fdr_owners_child_fixup(void)
-{
-	unsigned self = fork_owner;
-
-	for (unsigned o = first_thread_owner; o < fdr_st.hdr->nowners; o++) {
-		struct fdr_blk_owner *ow = fdr_owner(o);
-
-		if (ow->kind != FDR_KIND_THREAD)
-			continue;
-		if (o == self) {
-			ow->live = 1;
-			/* The forking thread is the child's first: its tid is the pid. */
-			ow->tid = (uint32_t)fdr_st.hdr->pid;
-			continue;
-		}
-		ow->live = 0;
-		release(o);
 	}
 }

@@ -12,14 +12,22 @@
  * close of the original), none on any other path.  Extra tries happen only
  * when the owner's chunks are full, and are counted (probes).
  *
+ * A thread's first fds go to one 8-fd line of its own (lines.c); it gets
+ * chunks only once it fills that line.  Every move respects the do-no-harm
+ * bound (bound.c): no fd below FD_SETSIZE moved above it, no chunk claimed
+ * beyond twice the fds the process holds, nothing moved near the limit.
+ *
  * Nothing is moved while the process has one thread: there is nobody whose
  * fds could share a cache line with its own, and it then sees exactly the
  * numbers, and the syscalls, it would see without the library.
  */
 #include "place.h"
 #include "blockmap.h"
+#include "bound.h"
 #include "geometry.h"
 #include "handoff.h"
+#include "lines.h"
+#include "moves.h"
 #include "owners.h"
 #include "sys.h"
 
@@ -31,42 +39,6 @@ static void drop(struct fdr_blk_owner *ow, long nfd)
 {
 	sys_close((int)nfd);
 	fdr_count(&ow->probes);
-}
-
-/*
- * One fd per 8-fd line (FDR_OWN_SPARSE, while the hand-off is learned): the
- * copy must land on the first fd of a line; the pool only ever uses those.
- * A cursor walks the lines of the chunks the pool has; a line found taken
- * (its connection is still open) makes the pool claim its next chunk, up
- * to FDR_SPARSE_CHUNKS, and the fd goes on that chunk's first line.  So
- * connections that come and go one at a time reuse one chunk, and a burst
- * accepted before the first answer (a client opening all its connections
- * at once) grows the pool by a chunk per 8, one miss each, never packing
- * two on a line while the pool may still grow.  SPARSE_TRIES bounds the
- * search of a full pool; what finds no line goes to the shared pool.
- */
-#define SPARSE_TRIES 8
-
-/* The pool's @n-th usable chunk in fd order, FDR_NO_CHUNK if none; with
- * @n = FDR_SPARSE_CHUNKS + 1 the count of them goes to *@have. */
-static unsigned sparse_chunk(unsigned n, unsigned *have)
-{
-	unsigned c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0), k = 0;
-
-	for (; c != FDR_NO_CHUNK && k < n; k++)
-		c = fdr_owner_next_chunk(FDR_OWN_SPARSE, c + 1);
-	if (have)
-		*have = k;
-	return c;
-}
-
-static unsigned sparse_grow(struct fdr_blk_owner *ow)
-{
-	/* Racing accepts may overshoot the cap by one chunk each; the pool
-	 * is bounded by the threads that accept, not corrupted. */
-	if (__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) >= FDR_SPARSE_CHUNKS)
-		return FDR_NO_CHUNK;
-	return fdr_owner_claim_lowest(FDR_OWN_SPARSE);
 }
 
 /* @fd copied to @lo exactly: 1 (*nfd set), 0 taken, or -errno. */
@@ -84,50 +56,108 @@ static int dup_exact(int fd, unsigned long lo, bool cloexec, struct fdr_blk_owne
 	return 0;
 }
 
-static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap)
+/*
+ * One fd per 8-fd line (FDR_OWN_SPARSE, while the hand-off is learned): the
+ * copy must land on the first fd of a line; the pool only ever uses those.
+ * The lines are taken in fd order, the next pool line above the last one
+ * used (wrapping to the pool's lowest), so connections accepted one after
+ * another get increasing numbers, as lowest-free numbering gives them.  A
+ * line found taken (its connection is still open) makes the pool claim its
+ * next chunk, up to FDR_SPARSE_CHUNKS, and the fd goes on that chunk's
+ * first line: a burst accepted before the first answer grows the pool by a
+ * chunk per 8, never packing two on a line while it may still grow.  At
+ * most two tries; what finds no line goes to the shared pool.
+ */
+static unsigned sparse_cursor;  /* the line after the last one used */
+
+static long sparse_try(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap,
+		       unsigned line, long *nfd)
 {
-	static unsigned cursor;
-	unsigned base = fdr_st.cfg.base;
+	int r = dup_exact(fd, fdr_line_lo(fdr_st.cfg.base, line), cloexec, ow, cap, nfd);
+
+	if (r > 0)
+		__atomic_store_n(&sparse_cursor, line + 1, __ATOMIC_RELAXED);
+	return r;
+}
+
+static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap,
+			 bool *bounded)
+{
+	unsigned at = __atomic_load_n(&sparse_cursor, __ATOMIC_RELAXED);
+	unsigned c = fdr_owner_next_chunk(FDR_OWN_SPARSE, at / FDR_LINES_PER_CHUNK, cap);
 	long nfd = -ENOSPC;
+	int r;
 
-	for (int t = 0; t < SPARSE_TRIES; t++) {
-		unsigned have, c;
-		int r;
+	if (c == FDR_NO_CHUNK) {
+		c = fdr_owner_next_chunk(FDR_OWN_SPARSE, 0, cap);
+		at = 0;
+	}
+	if (c != FDR_NO_CHUNK) {
+		unsigned line = c == at / FDR_LINES_PER_CHUNK ? at : c * FDR_LINES_PER_CHUNK;
 
-		sparse_chunk(FDR_SPARSE_CHUNKS + 1, &have);
-		if (have) {
-			unsigned line = __atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) % (have * 8);
-			c = sparse_chunk(line / 8, NULL);
-			if (c == FDR_NO_CHUNK)
-				continue;       /* a chunk went above a lowered limit */
-			r = dup_exact(fd, fdr_chunk_lo(base, c) + 8UL * (line % 8), cloexec, ow, cap,
-				      &nfd);
-			if (r)
-				return r < 0 ? r : nfd;
-		}
-		/* Taken, or no chunk yet: a new chunk's first line is free. */
-		c = sparse_grow(ow);
-		if (c == FDR_NO_CHUNK) {
-			if (!have)
-				return -ENOSPC;
-			continue;
-		}
-		r = dup_exact(fd, fdr_chunk_lo(base, c), cloexec, ow, cap, &nfd);
+		r = sparse_try(fd, cloexec, ow, cap, line, &nfd);
 		if (r)
 			return r < 0 ? r : nfd;
 	}
+	/* Taken, or no chunk yet: a new chunk's first line is free.  Racing
+	 * accepts may overshoot the cap by one chunk each; the pool is
+	 * bounded by the threads that accept, not corrupted. */
+	if (__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) >= FDR_SPARSE_CHUNKS)
+		return -ENOSPC;
+	c = fdr_owner_claim_lowest(FDR_OWN_SPARSE, cap, bounded);
+	if (c == FDR_NO_CHUNK)
+		return -ENOSPC;
+	r = sparse_try(fd, cloexec, ow, cap, c * FDR_LINES_PER_CHUNK, &nfd);
+	if (r)
+		return r < 0 ? r : nfd;
 	return -ENOSPC;
 }
 
 /*
- * A copy of @fd in @o's chunks, or -errno: -ENOSPC when there is no room,
- * F_DUPFD's error otherwise.
+ * A copy of @fd in the line @o holds, or -EAGAIN when the line is full
+ * (the owner then goes on to chunks), or F_DUPFD's error.
  */
-static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
+static long place_line(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned line)
+{
+	unsigned long lo = fdr_line_lo(fdr_st.cfg.base, line);
+	long nfd = sys_dupfd(fd, (unsigned)lo, cloexec);
+
+	if (nfd < 0)
+		return nfd;
+	if ((unsigned long)nfd < lo + 8)
+		return nfd;
+	drop(ow, nfd);
+	return -EAGAIN;
+}
+
+/*
+ * Before owner @o grows by a chunk: the line it holds, if it has room
+ * (closes freed it after a burst).  An fd there, or -EAGAIN.  The owner's
+ * next fds go there first, until it is full again.
+ */
+static long before_growing(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned *line)
+{
+	long nfd;
+
+	if (*line == FDR_NO_LINE)
+		return -EAGAIN;
+	nfd = place_line(fd, cloexec, ow, *line);
+	*line = FDR_NO_LINE;  /* tried */
+	if (nfd >= 0)
+		__atomic_store_n(&ow->hint_line, 1, __ATOMIC_RELAXED);
+	return nfd;
+}
+
+/*
+ * A copy of @fd in @o's chunks (or, before they grow, in its line @line),
+ * or -errno: -ENOSPC when there is no room, F_DUPFD's error otherwise.
+ */
+static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap, unsigned line,
+		     bool *bounded)
 {
 	struct fdr_blk_owner *ow = fdr_owner(o);
 	unsigned base = fdr_st.cfg.base, hint = __atomic_load_n(&ow->hint, __ATOMIC_RELAXED);
-	unsigned c = hint ? hint - 1 : fdr_owner_next_chunk(o, 0);
+	unsigned c = hint ? hint - 1 : fdr_owner_next_chunk(o, 0, cap);
 	bool from_lowest = !hint;
 	/*
 	 * The hint (the chunk of the owner's last fd) spares probes through
@@ -141,7 +171,7 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 	int tries = MAX_TRIES;
 
 	if (hint && !(__atomic_load_n(&ow->placed, __ATOMIC_RELAXED) % RECOMPACT)) {
-		unsigned low = fdr_owner_next_chunk(o, 0);
+		unsigned low = fdr_owner_next_chunk(o, 0, cap);
 
 		if (low != FDR_NO_CHUNK && low < hint - 1) {
 			back = hint - 1;
@@ -158,20 +188,24 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 			/* Before the owner grows, any room below its hint. */
 			if (!from_lowest) {
 				from_lowest = true;
-				c = fdr_owner_next_chunk(o, 0);
+				c = fdr_owner_next_chunk(o, 0, cap);
 			}
-			if (c == FDR_NO_CHUNK)
-				c = fdr_owner_claim_lowest(o);
+			if (c == FDR_NO_CHUNK) {
+				nfd = before_growing(fd, cloexec, ow, &line);
+				if (nfd != -EAGAIN)
+					return nfd;
+				c = fdr_owner_claim_lowest(o, cap, bounded);
+			}
 			if (c == FDR_NO_CHUNK)
 				return -ENOSPC;
 		}
 		lo = fdr_chunk_lo(base, c);
-		if (lo >= cap) {
-			/* A hint above a lowered limit: try from the lowest again. */
-			c = from_lowest ? FDR_NO_CHUNK : fdr_owner_next_chunk(o, 0);
+		if (lo + FDR_CHUNK_FDS > cap) {
+			/* A hint above a lowered cap: try from the lowest again. */
+			c = from_lowest ? FDR_NO_CHUNK : fdr_owner_next_chunk(o, 0, cap);
 			from_lowest = true;
 			if (c == FDR_NO_CHUNK)
-				c = fdr_owner_claim_lowest(o);
+				c = fdr_owner_claim_lowest(o, cap, bounded);
 			if (c == FDR_NO_CHUNK)
 				return -ENOSPC;
 			continue;
@@ -185,11 +219,21 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 			return nfd;
 		}
 		/* A chunk nobody holds: the owner grows, but only once its
-		 * chunks below the hint were tried too (closes free room there). */
-		if ((unsigned long)nfd < cap && from_lowest && !fdr_chunk_owner((unsigned)x) &&
-		    fdr_owner_claim(o, (unsigned)x)) {
-			__atomic_store_n(&ow->hint, (unsigned)x + 1, __ATOMIC_RELAXED);
-			return nfd;
+		 * chunks below the hint, and its line, were tried too (closes
+		 * free room there). */
+		if ((unsigned long)nfd < cap && from_lowest && !fdr_chunk_owner((unsigned)x)) {
+			if (line != FDR_NO_LINE) {
+				drop(ow, nfd);
+				nfd = before_growing(fd, cloexec, ow, &line);
+				if (nfd != -EAGAIN)
+					return nfd;
+				t--;  /* the line was an extra try: the free chunk again */
+				continue;
+			}
+			if (fdr_owner_claim(o, (unsigned)x, cap)) {
+				__atomic_store_n(&ow->hint, (unsigned)x + 1, __ATOMIC_RELAXED);
+				return nfd;
+			}
 		}
 		drop(ow, nfd);
 		if ((unsigned long)nfd >= cap)
@@ -202,24 +246,74 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap)
 		back = FDR_NO_CHUNK;
 		if (!from_lowest && !fdr_chunk_owner((unsigned)x)) {
 			from_lowest = true;
-			c = fdr_owner_next_chunk(o, 0);
+			c = fdr_owner_next_chunk(o, 0, cap);
 			continue;
 		}
 		/* Everything from lo to nfd is taken: the owner's next chunk above. */
-		c = fdr_owner_next_chunk(o, (unsigned)x + 1);
+		c = fdr_owner_next_chunk(o, (unsigned)x + 1, cap);
 	}
 	return -ENOSPC;
+}
+
+/* Is @fd already where owner @o's fds go? */
+static bool in_place(int fd, unsigned o, unsigned long cap)
+{
+	long c = fdr_chunk_of(fdr_st.cfg.base, fd);
+	unsigned own;
+
+	if (c < 0 || (unsigned long)fd >= cap || o == FDR_OWN_SPARSE)
+		return false;
+	own = fdr_chunk_owner((unsigned)c);
+	return own == o + 1 ||
+	       (own == FDR_OWN_LINES + 1 &&
+		fdr_line_owner((unsigned)(fd - fdr_st.cfg.base) / 8) == o + 1);
+}
+
+/* A copy of @fd where owner *@o's fds go; *@o may become the shared pool. */
+static long place(int fd, bool cloexec, unsigned *o, unsigned long cap, bool *bounded)
+{
+	struct fdr_blk_owner *ow = fdr_owner(*o);
+	unsigned line = FDR_NO_LINE;
+	long nfd;
+
+	if (*o == FDR_OWN_SPARSE) {
+		nfd = place_sparse(fd, cloexec, ow, cap, bounded);
+		if (nfd != -ENOSPC)
+			return nfd;
+		/* Learning took its share of the fd space: pack the rest. */
+		*o = FDR_OWN_SHARED;
+		ow = fdr_owner(*o);
+	}
+	/* A thread without chunks, or whose line has room again: its line first. */
+	if (!fdr_st.cfg.width && __atomic_load_n(&ow->kind, __ATOMIC_RELAXED) == FDR_KIND_THREAD) {
+		bool chunks = __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) != 0;
+
+		line = !chunks || __atomic_load_n(&ow->line, __ATOMIC_RELAXED) ?
+		       fdr_line_of(*o, cap, bounded) : FDR_NO_LINE;
+		if (line != FDR_NO_LINE && (!chunks || __atomic_load_n(&ow->hint_line, __ATOMIC_RELAXED))) {
+			nfd = place_line(fd, cloexec, ow, line);
+			if (nfd != -EAGAIN)
+				return nfd;
+			/* Full: the owner goes on to (or back to) its chunks. */
+			__atomic_store_n(&ow->hint_line, 0, __ATOMIC_RELAXED);
+			line = FDR_NO_LINE;
+		}
+	}
+	return place_in(fd, cloexec, *o, cap, line, bounded);
 }
 
 /* The rule itself, once the process is known to have threads and a block. */
 static int move(int fd, bool cloexec, enum fdr_origin origin)
 {
-	struct fdr_blk_owner *ow;
+	unsigned self = fdr_owner_self(), o;
+	struct fdr_blk_owner *me, *ow;
 	unsigned long cap;
-	unsigned o;
-	long nfd, c;
+	bool bounded = false;
+	long nfd;
 
-	o = origin == FDR_FROM_ACCEPT ? fdr_handoff_owner() : fdr_owner_self();
+	if (self == FDR_NO_OWNER)
+		return fd;
+	o = origin == FDR_FROM_ACCEPT ? fdr_handoff_owner(self) : self;
 	if (o == FDR_NO_OWNER)
 		return fd;
 	ow = fdr_owner(o);
@@ -234,24 +328,26 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		return fd;
 	}
 	/* The cached limit, not getrlimit: no extra syscall per fd. */
-	cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
-	c = fdr_chunk_of(fdr_st.cfg.base, fd);
-	if (c >= 0 && (unsigned long)fd < cap && o != FDR_OWN_SPARSE &&
-	    fdr_chunk_owner((unsigned)c) == o + 1) {
+	if (fdr_near_limit(fd, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED))) {
+		fdr_count(&ow->fallback[FDR_FB_NEAR]);
+		return fd;
+	}
+	cap = fdr_bound_cap(fd, __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED));
+	if (in_place(fd, o, cap)) {
 		fdr_count(&ow->inplace);
 		return fd;
 	}
-	nfd = o == FDR_OWN_SPARSE ? place_sparse(fd, cloexec, ow, cap) : -ENOSPC;
-	if (o == FDR_OWN_SPARSE && nfd == -ENOSPC) {
-		/* Learning took its share of the fd space: pack the rest. */
-		o = FDR_OWN_SHARED;
-		ow = fdr_owner(o);
-	}
-	if (o != FDR_OWN_SPARSE)
-		nfd = place_in(fd, cloexec, o, cap);
+	me = fdr_owner(self);
+	if (!fdr_move_begin(me))
+		return fd;
+	nfd = place(fd, cloexec, &o, cap, &bounded);
+	ow = fdr_owner(o);
 	if (nfd < 0) {
-		/* F_DUPFD: EINVAL for lo >= limit, EMFILE for no free fd below it. */
-		fdr_count(&ow->fallback[nfd == -ENOSPC ? FDR_FB_FULL :
+		fdr_move_end(me);
+		/* F_DUPFD: EINVAL for lo >= limit, EMFILE for no free fd below it.
+		 * No room where the bound (or FD_SETSIZE) stopped us: "bound". */
+		bounded |= nfd == -ENOSPC && cap < __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
+		fdr_count(&ow->fallback[nfd == -ENOSPC ? (bounded ? FDR_FB_BOUND : FDR_FB_FULL) :
 					nfd == -EINVAL || nfd == -EMFILE ? FDR_FB_LIMIT :
 					FDR_FB_OTHER]);
 		return fd;
@@ -259,23 +355,24 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	/* The copy shares the open file; closing the original changes nothing
 	 * the caller can see except the number. */
 	sys_close(fd);
+	fdr_move_end(me);
 	fdr_count(&ow->placed);
 	return (int)nfd;
 }
 
 int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 {
-	if (!fdr_ready() || fdr_tls_forking)
+	if (fdr_t.forking)
 		return fd;
 	if (fdr_single_threaded()) {
-		struct fdr_blk_hdr *h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+		struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
 
 		if (h)
 			fdr_count(&h->single_kept);
 		return fd;
 	}
 	/* A fork child makes its own block now, at its first placement. */
-	if (!__atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE) && !fdr_block_for_child())
+	if (!__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE) && !fdr_block_for_child())
 		return fd;
 	fd = move(fd, cloexec, origin);
 	if (origin != FDR_FROM_ACCEPT)

@@ -29,7 +29,7 @@
  * open fds need, and grows again on demand.
  */
 #include "pregrow.h"
-#include "state.h"
+#include "global.h"
 #include "sys.h"
 
 /* The number after @key in @buf ("Threads:\t1"), or -1. */
@@ -55,25 +55,16 @@ static long status_value(const char *buf, const char *key)
 	return v;
 }
 
-void fdr_pregrow(void)
+void fdr_pregrow(const char *status)
 {
 	unsigned long top = fdr_pregrow_top(fdr_st.cfg.pregrow, fdr_st.limit, fdr_st.nr_open);
-	char buf[2048];
-	long fd, nfd, n;
+	long fd, nfd;
 
 	if (!top)
 		return;
-	/* One read gives both the thread count and the table size (FDSize). */
-	fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
-	if (fd < 0)
-		return;
-	n = sys_read((int)fd, buf, sizeof(buf) - 1);
-	sys_close((int)fd);
-	if (n <= 0)
-		return;
-	buf[n] = 0;
-	if (status_value(buf, "Threads:") != 1 ||
-	    status_value(buf, "FDSize:") > (long)top)
+	/* The start-up read of /proc/self/status gives both the thread count
+	 * and the table size (FDSize). */
+	if (status_value(status, "Threads:") != 1 || status_value(status, "FDSize:") > (long)top)
 		return;
 	/* O_PATH: a spare fd with no side effects, on any file system. */
 	fd = sys_openat(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0);

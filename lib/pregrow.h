@@ -32,7 +32,8 @@ static inline unsigned long fdr_pregrow_top(unsigned long entries, unsigned long
 	return top < 64 ? 0 : top;
 }
 
-/* Grow the table now if the process is single-threaded; see pregrow.c. */
-void fdr_pregrow(void) __attribute__((visibility("hidden")));
+/* Grow the table now if @status (/proc/self/status, read at start-up) says
+ * the process is single-threaded and its table smaller; see pregrow.c. */
+void fdr_pregrow(const char *status) __attribute__((visibility("hidden")));
 
 #endif

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "real.h"
+#include "sys.h"
 
 #include <dlfcn.h>
 
@@ -22,6 +23,7 @@ void *fdr_resolve(enum fdr_sym sym)
 		if (!__atomic_load_n(&fdr_next_tab[i], __ATOMIC_RELAXED))
 			__atomic_store_n(&fdr_next_tab[i], dlsym(RTLD_NEXT, names[i]),
 					 __ATOMIC_RELAXED);
+	fdr_syscall_resolve();
 	resolving = 0;
 	return __atomic_load_n(&fdr_next_tab[sym], __ATOMIC_RELAXED);
 }

@@ -8,7 +8,7 @@
 #ifndef FDR_REAL_H
 #define FDR_REAL_H
 
-#include "state.h"
+#include "global.h"
 
 #define FDR_SYMBOLS(X) \
 	X(accept) X(accept4) X(socket) X(socketpair) \
@@ -16,7 +16,7 @@
 	X(__open_2) X(__open64_2) X(__openat_2) X(__openat64_2) \
 	X(pipe) X(pipe2) X(epoll_create) X(epoll_create1) X(eventfd) \
 	X(timerfd_create) X(signalfd) X(inotify_init) X(inotify_init1) X(memfd_create) \
-	X(epoll_ctl)
+	X(epoll_ctl) X(prctl) X(syscall)
 
 enum fdr_sym {
 #define FDR_SYM_ENUM(n) FDR_SYM_##n,

@@ -8,10 +8,11 @@
  */
 #include "state.h"
 #include "geometry.h"
+#include "proc.h"
 #include "strbuf.h"
 #include "sys.h"
 
-#define NCOLS 9
+#define NCOLS 12
 
 static uint64_t load(const uint64_t *p)
 {
@@ -60,7 +61,8 @@ static void model(struct strbuf *sb, const struct fdr_blk_hdr *h)
 		sb_str(sb, " over ");
 		sb_u64(sb, h->rot_len);
 	}
-	if (m == FDR_MODEL_LOCAL || m == FDR_MODEL_ROTATION || m == FDR_MODEL_UNPREDICTABLE) {
+	if (m == FDR_MODEL_LOCAL || m == FDR_MODEL_ROTATION || m == FDR_MODEL_UNPREDICTABLE ||
+	    m == FDR_MODEL_UNREGISTERED) {
 		sb_str(sb, ", settled after ");
 		sb_u64(sb, load(&h->learned_after));
 	}
@@ -72,7 +74,12 @@ static void model(struct strbuf *sb, const struct fdr_blk_hdr *h)
 	sb_u64(sb, load(&h->misses));
 	sb_str(sb, " wrong, ");
 	sb_u64(sb, load(&h->realignments));
-	sb_str(sb, " realignments\n");
+	sb_str(sb, " realignments");
+	if (m == FDR_MODEL_UNREGISTERED) {
+		sb_str(sb, "; left where the kernel put them: ");
+		sb_u64(sb, load(&h->accepts_left));
+	}
+	sb_char(sb, '\n');
 }
 
 static void owners(struct strbuf *sb, const struct fdr_blk_hdr *h)
@@ -80,15 +87,17 @@ static void owners(struct strbuf *sb, const struct fdr_blk_hdr *h)
 	uint64_t total[NCOLS] = { 0 };
 	unsigned idle = 0, n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
 
-	sb_str(sb, "owner kind         tid   chunks  threads   placed  inplace     kept"
-		   "  fb_full fb_limit fb_other   probes\n");
+	sb_str(sb, "owner kind         tid   chunks    lines  threads   placed  inplace     kept"
+		   "  fb_full fb_limit fb_other fb_bound  fb_near   probes\n");
 	for (unsigned o = 0; o < n && o < FDR_MAX_OWNERS; o++) {
-		const struct fdr_blk_owner *ow = &fdr_st.owners[o];
+		const struct fdr_blk_owner *ow = &fdr_p->owners[o];
 		uint64_t v[NCOLS] = {
-			__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED), load(&ow->threads),
+			__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED),
+			__atomic_load_n(&ow->lines, __ATOMIC_RELAXED), load(&ow->threads),
 			load(&ow->placed), load(&ow->inplace), load(&ow->kept),
 			load(&ow->fallback[FDR_FB_FULL]), load(&ow->fallback[FDR_FB_LIMIT]),
-			load(&ow->fallback[FDR_FB_OTHER]), load(&ow->probes),
+			load(&ow->fallback[FDR_FB_OTHER]), load(&ow->fallback[FDR_FB_BOUND]),
+			load(&ow->fallback[FDR_FB_NEAR]), load(&ow->probes),
 		};
 		unsigned kind = __atomic_load_n(&ow->kind, __ATOMIC_RELAXED);
 		bool any = false;
@@ -97,7 +106,7 @@ static void owners(struct strbuf *sb, const struct fdr_blk_hdr *h)
 
 		for (unsigned i = 0; i < NCOLS; i++) {
 			total[i] += v[i];
-			any |= i != 1 && v[i] != 0;
+			any |= i != 2 && v[i] != 0;
 		}
 		if (!any) {
 			idle++;
@@ -118,19 +127,25 @@ static void owners(struct strbuf *sb, const struct fdr_blk_hdr *h)
 int fdr_report_write(int fd)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
-	const struct fdr_blk_hdr *h = __atomic_load_n(&fdr_st.hdr, __ATOMIC_ACQUIRE);
+	const struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
 	unsigned long limit = __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED);
+	bool active = __atomic_load_n(&fdr_st.active, __ATOMIC_RELAXED);
 	char mem[1024];
 	struct strbuf sb;
 
 	sb_init(&sb, mem, sizeof(mem), fd);
 	sb_str(&sb, "libfdrange " FDRANGE_VERSION_STRING " report: pid ");
 	sb_u64(&sb, (unsigned long long)sys_getpid());
-	sb_str(&sb, fdr_st.active ? ", placing fds\n" :
-		    fdr_st.secure ? ", passing through (secure-execution mode)\n" :
-		    fdr_st.config_error ? ", passing through (bad configuration)\n" :
-		    fdr_st.cfg.disable ? ", passing through (FDRANGE_DISABLE)\n" :
-		    ", passing through (no memory for its state)\n");
+	sb_str(&sb, active ? ", placing fds" :
+		    fdr_st.why == FDR_WHY_SECCOMP ? ", passing through (a seccomp filter)" :
+		    fdr_st.why == FDR_WHY_CONFIG ? ", passing through (bad configuration: " :
+		    fdr_st.why == FDR_WHY_DISABLED ? ", passing through (FDRANGE_DISABLE)" :
+		    ", passing through (no memory for its state)");
+	if (!active && fdr_st.why == FDR_WHY_CONFIG) {
+		sb_str(&sb, fdr_st.why_msg);
+		sb_char(&sb, ')');
+	}
+	sb_str(&sb, fdr_st.secure ? " in secure-execution mode\n" : "\n");
 	settings(&sb, cfg);
 	sb_str(&sb, "geometry: RLIMIT_NOFILE ");
 	sb_u64(&sb, limit);
@@ -151,6 +166,12 @@ int fdr_report_write(int fd)
 		sb_u64(&sb, top);
 		sb_str(&sb, " claimed at most (highest fd ");
 		sb_u64(&sb, top ? fdr_chunk_lo(cfg->base, top) - 1 : cfg->base);
+		sb_str(&sb, "); bound ");
+		sb_u64(&sb, load(&h->bound_top));
+		sb_str(&sb, " (open fds counted ");
+		sb_u64(&sb, load(&h->counts));
+		sb_str(&sb, " times, last ");
+		sb_u64(&sb, load(&h->open_counted));
 		sb_str(&sb, ")");
 	}
 	sb_char(&sb, '\n');
@@ -211,8 +232,9 @@ void fdr_report_at_exit(void)
 {
 	int fd;
 
+	/* Under a seccomp filter: not even this (open may be forbidden). */
 	if (__atomic_load_n(&fdr_st.phase, __ATOMIC_ACQUIRE) != FDR_READY ||
-	    !fdr_st.cfg.stats[0])
+	    !fdr_st.cfg.stats[0] || __atomic_load_n(&fdr_st.sandboxed, __ATOMIC_RELAXED))
 		return;
 	fd = open_dest(fdr_st.cfg.stats);
 	if (fd < 0)

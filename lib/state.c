@@ -15,15 +15,19 @@
  * Shutdown is one destructor: the exit report, only when FDRANGE_STATS asks
  * for one.  Otherwise the library makes no syscall at exit; the block needs
  * no removal (blockmap.c).
+ *
+ * The very first step reads /proc/self/status: under a seccomp filter
+ * inherited at exec nothing else is done at all (sandbox.c).
  */
 #include "state.h"
 #include "blockmap.h"
 #include "envcheck.h"
 #include "geometry.h"
-#include "handoff.h"
 #include "owners.h"
 #include "pregrow.h"
+#include "proc.h"
 #include "real.h"
+#include "sandbox.h"
 #include "strbuf.h"
 #include "sys.h"
 
@@ -32,9 +36,6 @@
 #include <sys/auxv.h>
 #include <sys/resource.h>
 #include <unistd.h>
-
-struct fdr_state fdr_st FDR_HIDDEN;
-__thread int fdr_tls_forking __attribute__((tls_model("initial-exec"))) FDR_HIDDEN;
 
 extern char **environ;
 
@@ -86,6 +87,32 @@ static void config_error(const char *msg)
 	sb_str(&sb, msg);
 	sb_str(&sb, "; passing all calls through\n");
 	sb_flush(&sb);
+	sb_init(&sb, fdr_st.why_msg, sizeof(fdr_st.why_msg), -1);
+	sb_str(&sb, msg);
+}
+
+/* What /proc/self/status said at start-up (one read, before anything else). */
+static struct {
+	char text[2048];
+	bool read;
+} status;
+
+static void read_status(void)
+{
+	long fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0), n;
+
+	if (fd < 0)
+		return;
+	n = sys_read((int)fd, status.text, sizeof(status.text) - 1);
+	sys_close((int)fd);
+	if (n <= 0)
+		return;
+	status.text[n] = 0;
+	status.read = true;
+	if (fdr_sandbox_in_status(status.text)) {
+		fdr_st.sandboxed = true;
+		fdr_st.why = FDR_WHY_SECCOMP;
+	}
 }
 
 /* The settings, or pass-through with one line on stderr. */
@@ -106,10 +133,13 @@ static void load_config(void)
 	    fdr_config_load(&fdr_st.cfg, env_get, NULL, msg, sizeof(msg)) < 0) {
 		config_error(msg);
 		fdr_config_defaults(&fdr_st.cfg);
-		fdr_st.config_error = true;
+		fdr_st.why = FDR_WHY_CONFIG;
 		return;
 	}
-	fdr_st.active = !fdr_st.cfg.disable;
+	if (fdr_st.cfg.disable)
+		fdr_st.why = FDR_WHY_DISABLED;
+	/* A filter installed by another library's constructor, before us. */
+	fdr_st.active = !fdr_st.cfg.disable && !__atomic_load_n(&fdr_st.sandboxed, __ATOMIC_SEQ_CST);
 }
 
 static void read_limits(void)
@@ -120,34 +150,41 @@ static void read_limits(void)
 	set_limit(read_limit_raw(&soft) < 0 ? 1024 : soft);
 }
 
+static void start_process(void)
+{
+	/* Without the page a _Fork() or clone() child would write our block. */
+	fdr_proc_start();
+}
+
+/* Also when passing through: the block says why, for `fdrange stat`. */
 static void make_block(void)
 {
-	if (fdr_st.active && fdr_block_create() < 0)
+	if (fdr_block_create() < 0)
 		fdr_st.active = false;
 }
 
 static void start_owners(void)
 {
-	if (fdr_st.active) {
+	if (fdr_st.active)
 		fdr_owners_init();
-		fdr_handoff_init();
-	}
 }
 
 static void grow_table(void)
 {
-	if (fdr_st.active)
-		fdr_pregrow();  /* before the program can start threads */
+	if (fdr_st.active && status.read)  /* before the program can start threads */
+		fdr_pregrow(status.text);
 }
 
 /*
  * Start-up, in order.  Each step needs the ones before it: the block is
- * sized by fs.nr_open and laid out by the settings; owners and the
- * rotation live in the block; growing the table needs the limit.
+ * sized by fs.nr_open and laid out by the settings, and its words live in
+ * this process's page; the thread-exit hook gives chunks back; growing the
+ * table needs the limit and the status read first.
  */
 static void (*const startup[])(void) = {
 	load_config,
 	read_limits,
+	start_process,
 	make_block,
 	start_owners,
 	grow_table,
@@ -163,7 +200,8 @@ void fdr_init(void)
 	/* Called from a wrapper after a successful call, whose caller must
 	 * find errno as it was: sysconf() and getauxval() may set it. */
 	saved_errno = errno;
-	for (unsigned i = 0; i < sizeof(startup) / sizeof(startup[0]); i++)
+	read_status();
+	for (unsigned i = 0; i < sizeof(startup) / sizeof(startup[0]) && !fdr_st.sandboxed; i++)
 		startup[i]();
 	__atomic_store_n(&fdr_st.phase, FDR_READY, __ATOMIC_RELEASE);
 	errno = saved_errno;
@@ -181,6 +219,12 @@ void fdr_limit_changed(unsigned long soft)
 	 * checked after storing, so the cap ends at the kernel's limit.
 	 * One more prlimit64 per setrlimit call, none per placed fd.
 	 */
+	if (!__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST)) {
+		/* Nothing is placed: no syscall to check the store order. */
+		set_limit(soft);
+		fdr_block_geometry();
+		return;
+	}
 	for (;;) {
 		unsigned long now;
 
@@ -189,33 +233,32 @@ void fdr_limit_changed(unsigned long soft)
 			break;
 		soft = now;
 	}
-	if (fdr_st.hdr)
-		fdr_count(&fdr_st.hdr->limit_changes);
+	if (fdr_p->hdr)
+		fdr_count(&fdr_p->hdr->limit_changes);
 	fdr_block_geometry();
 }
 
 /*
  * fork(): while it runs, fds made in this thread (by other libraries' fork
- * handlers) pass through.  The child is a new process with one thread: it
- * stops using its parent's block at once and makes its own at its first
- * placement, so that inside fork the library makes no syscall at all.
+ * handlers) pass through.  The child is a new process with one thread: its
+ * page (proc.c) says so, it makes its own block at its first placement, so
+ * that inside fork the library makes no syscall at all.  The handlers only
+ * make that exact: children of _Fork() and clone() get there without them.
  */
 static void atfork_prepare(void)
 {
-	fdr_tls_forking = 1;
+	fdr_t.forking = 1;
 }
 
 static void atfork_parent(void)
 {
-	fdr_tls_forking = 0;
+	fdr_t.forking = 0;
 }
 
 static void atfork_child(void)
 {
-	fdr_block_atfork_child();
-	fdr_owners_atfork_child();
-	fdr_handoff_atfork_child();
-	fdr_tls_forking = 0;
+	fdr_proc_atfork_child();
+	fdr_t.forking = 0;
 }
 
 /* The steps that need a normal context; see the top of this file. */

@@ -2,9 +2,10 @@
 /*
  * The syscalls the library makes on its own behalf.  They return -errno and
  * leave errno alone, so the wrappers never have to repair it.  They go
- * through libc's syscall() rather than fcntl()/close() because close() is a
- * cancellation point (a cancelled move would leak the copy) and because
- * syscall() is one seam a failure-injection preload can interpose.
+ * through the process's syscall() (fdr_syscall, syscall.c) rather than
+ * fcntl()/close() because close() is a cancellation point (a cancelled
+ * move would leak the copy) and because syscall() is one seam a
+ * failure-injection preload can interpose.
  */
 #ifndef FDR_SYS_H
 #define FDR_SYS_H
@@ -23,7 +24,62 @@ static inline long sys_ret(long r, int saved)
 	return r;
 }
 
-#define SYS_CALL(...) ({ int saved_ = errno; long r_ = syscall(__VA_ARGS__); sys_ret(r_, saved_); })
+/* syscall(), as the program would call it: see syscall.c. */
+long fdr_syscall(long n, ...) __attribute__((visibility("hidden")));
+/* Look up the process's syscall(); once, in a normal context (real.c). */
+void fdr_syscall_resolve(void) __attribute__((visibility("hidden")));
+/* The syscall with no lookup: the instruction (or dlsym where sys.h has
+ * none); -1 and errno like syscall(). */
+long fdr_syscall_direct(long n, const long a[6]) __attribute__((visibility("hidden")));
+
+#define SYS_CALL(...) ({ int saved_ = errno; long r_ = fdr_syscall(__VA_ARGS__); sys_ret(r_, saved_); })
+
+/*
+ * The syscall instruction itself, for code that must not depend on any
+ * lookup (syscall.c's fallback, wrap_rlimit.c before sanitizers are up).
+ * Returns -errno.  FDR_HAVE_RAW_SYSCALL is 0 where it is not written.
+ */
+#if defined(__x86_64__)
+#define FDR_HAVE_RAW_SYSCALL 1
+static inline long fdr_raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	long ret;
+	register long r10 __asm__("r10") = a4;
+	register long r8 __asm__("r8") = a5;
+	register long r9 __asm__("r9") = a6;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+#elif defined(__aarch64__)
+#define FDR_HAVE_RAW_SYSCALL 1
+static inline long fdr_raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	register long x8 __asm__("x8") = n;
+	register long x0 __asm__("x0") = a1;
+	register long x1 __asm__("x1") = a2;
+	register long x2 __asm__("x2") = a3;
+	register long x3 __asm__("x3") = a4;
+	register long x4 __asm__("x4") = a5;
+	register long x5 __asm__("x5") = a6;
+
+	__asm__ volatile("svc 0"
+			 : "+r"(x0)
+			 : "r"(x8), "r"(x1), "r"(x2), "r"(x3), "r"(x4), "r"(x5)
+			 : "memory");
+	return x0;
+}
+#else
+#define FDR_HAVE_RAW_SYSCALL 0
+static inline long fdr_raw_syscall(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+	(void)n, (void)a1, (void)a2, (void)a3, (void)a4, (void)a5, (void)a6;
+	return -ENOSYS;
+}
+#endif
 
 static inline long sys_write(int fd, const void *buf, size_t n)
 {

@@ -7,8 +7,10 @@
  * bookkeeping runs only after a successful ADD and makes no syscall there
  * except a thread's first gettid(), which leaves errno alone.
  */
-#include "real.h"
 #include "handoff.h"
+#include "real.h"
+#include "state.h"
+#include "sys.h"
 
 #include <sys/epoll.h>
 #include <sys/syscall.h>
@@ -18,9 +20,9 @@ FDR_EXPORT int epoll_ctl(int epfd, int op, int fd, struct epoll_event *event)
 {
 	int (*next)(int, int, int, struct epoll_event *) = NEXT(epoll_ctl);
 	int ret = next ? next(epfd, op, fd, event) :
-			 (int)syscall(SYS_epoll_ctl, epfd, op, fd, event);
+			 (int)fdr_syscall(SYS_epoll_ctl, epfd, op, fd, event);
 
-	if (ret == 0 && op == EPOLL_CTL_ADD)
+	if (ret == 0 && op == EPOLL_CTL_ADD && fdr_ready())
 		fdr_handoff_registered(fd);
 	return ret;
 }

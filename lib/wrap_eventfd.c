@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* eventfd(2). */
-#include "place.h"
-#include "real.h"
+#include "wrap.h"
 
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -10,7 +9,8 @@
 FDR_EXPORT int eventfd(unsigned int initval, int flags)
 {
 	int (*next)(unsigned int, int) = NEXT(eventfd);
-	int fd = next ? next(initval, flags) : (int)syscall(SYS_eventfd2, initval, flags);
+	int fd = FDR_CREATE(next ? next(initval, flags) :
+			    (int)fdr_syscall(SYS_eventfd2, initval, flags));
 
-	return fd < 0 ? fd : fdr_place(fd, flags & EFD_CLOEXEC, FDR_FROM_OTHER);
+	return fdr_wrap_place(fd, flags & EFD_CLOEXEC, FDR_FROM_OTHER);
 }

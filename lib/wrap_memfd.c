@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* memfd_create(2). */
-#include "place.h"
-#include "real.h"
+#include "wrap.h"
 
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -10,7 +9,8 @@
 FDR_EXPORT int memfd_create(const char *name, unsigned int flags)
 {
 	int (*next)(const char *, unsigned int) = NEXT(memfd_create);
-	int fd = next ? next(name, flags) : (int)syscall(SYS_memfd_create, name, flags);
+	int fd = FDR_CREATE(next ? next(name, flags) :
+			    (int)fdr_syscall(SYS_memfd_create, name, flags));
 
-	return fd < 0 ? fd : fdr_place(fd, flags & MFD_CLOEXEC, FDR_FROM_OTHER);
+	return fdr_wrap_place(fd, flags & MFD_CLOEXEC, FDR_FROM_OTHER);
 }

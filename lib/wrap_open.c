@@ -5,8 +5,7 @@
  * (open() compiles to __open_2() under -D_FORTIFY_SOURCE), and a program
  * reaches exactly one of them.
  */
-#include "place.h"
-#include "real.h"
+#include "wrap.h"
 
 #include <fcntl.h>
 #include <stdarg.h>
@@ -32,14 +31,11 @@ int __openat64_2(int dirfd, const char *path, int flags);
 	va_end(ap_); \
 	m_; })
 
-static int placed(int fd, int flags)
-{
-	return fd < 0 ? fd : fdr_place(fd, flags & O_CLOEXEC, FDR_FROM_OPEN);
-}
+#define placed(call, flags) fdr_wrap_place(FDR_CREATE(call), (flags) & O_CLOEXEC, FDR_FROM_OPEN)
 
 static int sys_open(int dirfd, const char *path, int flags, mode_t mode)
 {
-	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+	return (int)fdr_syscall(SYS_openat, dirfd, path, flags, mode);
 }
 
 FDR_EXPORT int open(const char *path, int flags, ...)

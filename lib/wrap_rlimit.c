@@ -10,7 +10,8 @@
  * runtimes call setrlimit() while they initialise, before dlsym or even
  * their own shadow memory work, so this file must need neither (meson
  * builds it without address- and thread-sanitizer instrumentation for
- * that reason).
+ * that reason, and it uses the syscall instruction itself where sys.h has
+ * it).
  */
 #include "state.h"
 #include "sys.h"
@@ -41,6 +42,20 @@ static inline const void *launder(const void *p)
 	return p;
 }
 
+static int prlimit_call(pid_t pid, int resource, const void *new_rl, void *old_rl)
+{
+	long r;
+
+	if (!FDR_HAVE_RAW_SYSCALL)
+		return (int)fdr_syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
+	r = fdr_raw_syscall(SYS_prlimit64, pid, resource, (long)new_rl, (long)old_rl, 0, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
 static int is_self(pid_t pid)
 {
 	return pid == 0 || pid == sys_getpid();
@@ -48,14 +63,14 @@ static int is_self(pid_t pid)
 
 FDR_EXPORT int setrlimit(__rlimit_resource_t resource, const struct rlimit *rl)
 {
-	int ret = (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
+	int ret = prlimit_call(0, resource, rl, NULL);
 
 	return NOTED(ret, resource, rl);
 }
 
 FDR_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *rl)
 {
-	int ret = (int)syscall(SYS_prlimit64, 0, resource, rl, NULL);
+	int ret = prlimit_call(0, resource, rl, NULL);
 
 	return NOTED(ret, resource, rl);
 }
@@ -63,7 +78,7 @@ FDR_EXPORT int setrlimit64(__rlimit_resource_t resource, const struct rlimit64 *
 FDR_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rlimit *new_rl,
 		       struct rlimit *old_rl)
 {
-	int ret = (int)syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
+	int ret = prlimit_call(pid, resource, new_rl, old_rl);
 
 	if (!new_rl || !is_self(pid))
 		return ret;
@@ -73,7 +88,7 @@ FDR_EXPORT int prlimit(pid_t pid, __rlimit_resource_t resource, const struct rli
 FDR_EXPORT int prlimit64(pid_t pid, __rlimit_resource_t resource, const struct rlimit64 *new_rl,
 			 struct rlimit64 *old_rl)
 {
-	int ret = (int)syscall(SYS_prlimit64, pid, resource, new_rl, old_rl);
+	int ret = prlimit_call(pid, resource, new_rl, old_rl);
 
 	if (!new_rl || !is_self(pid))
 		return ret;

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* socket(2), socketpair(2). */
-#include "place.h"
-#include "real.h"
+#include "wrap.h"
 
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -10,21 +9,21 @@
 FDR_EXPORT int socket(int domain, int type, int protocol)
 {
 	int (*next)(int, int, int) = NEXT(socket);
-	int fd = next ? next(domain, type, protocol) :
-			(int)syscall(SYS_socket, domain, type, protocol);
+	int fd = FDR_CREATE(next ? next(domain, type, protocol) :
+			    (int)fdr_syscall(SYS_socket, domain, type, protocol));
 
-	return fd < 0 ? fd : fdr_place(fd, type & SOCK_CLOEXEC, FDR_FROM_OTHER);
+	return fdr_wrap_place(fd, type & SOCK_CLOEXEC, FDR_FROM_OTHER);
 }
 
 FDR_EXPORT int socketpair(int domain, int type, int protocol, int sv[2])
 {
 	int (*next)(int, int, int, int *) = NEXT(socketpair);
-	int ret = next ? next(domain, type, protocol, sv) :
-			 (int)syscall(SYS_socketpair, domain, type, protocol, sv);
+	int ret = FDR_CREATE(next ? next(domain, type, protocol, sv) :
+			     (int)fdr_syscall(SYS_socketpair, domain, type, protocol, sv));
 
 	if (ret == 0) {
-		sv[0] = fdr_place(sv[0], type & SOCK_CLOEXEC, FDR_FROM_OTHER);
-		sv[1] = fdr_place(sv[1], type & SOCK_CLOEXEC, FDR_FROM_OTHER);
+		sv[0] = fdr_wrap_place(sv[0], type & SOCK_CLOEXEC, FDR_FROM_OTHER);
+		sv[1] = fdr_wrap_place(sv[1], type & SOCK_CLOEXEC, FDR_FROM_OTHER);
 	}
 	return ret;
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* timerfd_create(2). */
-#include "place.h"
-#include "real.h"
+#include "wrap.h"
 
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -10,7 +9,8 @@
 FDR_EXPORT int timerfd_create(int clockid, int flags)
 {
 	int (*next)(int, int) = NEXT(timerfd_create);
-	int fd = next ? next(clockid, flags) : (int)syscall(SYS_timerfd_create, clockid, flags);
+	int fd = FDR_CREATE(next ? next(clockid, flags) :
+			    (int)fdr_syscall(SYS_timerfd_create, clockid, flags));
 
-	return fd < 0 ? fd : fdr_place(fd, flags & TFD_CLOEXEC, FDR_FROM_OTHER);
+	return fdr_wrap_place(fd, flags & TFD_CLOEXEC, FDR_FROM_OTHER);
 }

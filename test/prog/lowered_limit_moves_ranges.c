@@ -3,7 +3,8 @@
  * A program that lowers its own RLIMIT_NOFILE after start (as memcached
  * does) gets its fds placed in chunks below the new limit (never at
  * limit - 1), whichever of setrlimit, prlimit(0), prlimit(own pid) or
- * prlimit64 it uses; two threads never share a chunk.
+ * prlimit64 it uses; two threads never share an 8-fd line.  Each thread
+ * makes 8 fds: exactly its line (a thread holds a line before chunks).
  */
 #include "common.h"
 
@@ -48,13 +49,13 @@ static void run(int limit, long base)
 			if (placed_mode) {
 				CHECK(fd >= base && fd < cap, "limit %d: fd %d outside [%ld,%ld)", limit,
 				      fd, base, cap);
-				CHECK(jobs[i].lo >= base && jobs[i].hi <= cap && jobs[i].hi - jobs[i].lo == 64 &&
-				      (jobs[i].lo - base) % 64 == 0,
-				      "limit %d: thread's chunk [%d,%d) not a 64-fd chunk below %ld", limit,
-				      jobs[i].lo, jobs[i].hi, cap);
+				CHECK(jobs[i].lo >= base && jobs[i].hi <= cap && jobs[i].hi - jobs[i].lo == 8 &&
+				      (jobs[i].lo - base) % 8 == 0 && fd >= jobs[i].lo && fd < jobs[i].hi,
+				      "limit %d: fd %d not in the thread's line [%d,%d) below %ld", limit,
+				      fd, jobs[i].lo, jobs[i].hi, cap);
 				for (int m = 0; m < 8; m++)
-					CHECK((fd - base) / 64 != (jobs[1 - i].fds[m] - base) / 64,
-					      "limit %d: fds %d and %d of two threads in one chunk", limit,
+					CHECK((fd - base) / 8 != (jobs[1 - i].fds[m] - base) / 8,
+					      "limit %d: fds %d and %d of two threads on one line", limit,
 					      fd, jobs[1 - i].fds[m]);
 			}
 		}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The do-no-harm bound on fd numbers (bound.c): they grow with the fds the
+ * process holds, not with its threads.
+ */
+#ifndef FDR_BOUND_H
+#define FDR_BOUND_H
+
+#include "global.h"
+
+/* May a chunk whose fds end just below @end be claimed now? */
+bool fdr_bound_allows(unsigned long end) FDR_HIDDEN;
+
+/* A new block: nothing counted yet. */
+void fdr_bound_reset(void) FDR_HIDDEN;
+
+/*
+ * The highest fd (+1) a move of the kernel's fd @fd may go to, given the
+ * chunk cap @cap: a number select() can hold stays one it can hold.
+ */
+static inline unsigned long fdr_bound_cap(int fd, unsigned long cap)
+{
+	return (unsigned)fd < FDR_FD_SETSIZE && cap > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : cap;
+}
+
+/*
+ * Fewer than this many numbers between the kernel's lowest free fd and the
+ * soft limit: the table is nearly full, and a move's second number could
+ * be the one another thread's creation needs (EMFILE plain Linux would not
+ * give).  Such fds stay where the kernel put them.
+ */
+#define FDR_NEAR_LIMIT 64u
+
+static inline bool fdr_near_limit(int fd, unsigned long limit)
+{
+	return (unsigned long)fd + FDR_NEAR_LIMIT >= limit;
+}
+
+#endif

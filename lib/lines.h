@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The lines pool (lines.c): an 8-fd line for a thread that holds no chunk.
+ */
+#ifndef FDR_LINES_H
+#define FDR_LINES_H
+
+#include "owners.h"
+
+#define FDR_NO_LINE (~0u)
+
+/* Line @line (chunk * 8 + l) holds fds [BASE + 8 line, BASE + 8 line + 8). */
+static inline unsigned long fdr_line_lo(unsigned base, unsigned line)
+{
+	return base + 8ul * line;
+}
+
+static inline unsigned fdr_line_owner(unsigned line)
+{
+	struct fdr_proc *p = fdr_p;
+
+	return line < p->nchunks * FDR_LINES_PER_CHUNK ?
+	       __atomic_load_n(&p->lines[line], __ATOMIC_RELAXED) : 0;
+}
+
+/*
+ * The line owner @o holds, wholly below @cap, claiming the lowest free one
+ * for it if it holds none; FDR_NO_LINE if none can be had (*@bounded set
+ * when the bound refused the pool a new chunk).
+ */
+unsigned fdr_line_of(unsigned o, unsigned long cap, bool *bounded) FDR_HIDDEN;
+
+#endif

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Moves in flight.  While an fd is moved it holds two numbers (the
+ * kernel's and the copy's) for the time of one F_DUPFD and one close; each
+ * moving thread marks it in its own owner record, so that two others can
+ * wait for it: a sandbox install (sandbox.c), and a creation that failed
+ * with EMFILE because of it (wrap.h).
+ */
+#ifndef FDR_MOVES_H
+#define FDR_MOVES_H
+
+#include "proc.h"
+
+/*
+ * Before the second number is taken.  false: the library has stopped (a
+ * seccomp filter is coming) and the fd must stay where it is.  The
+ * sequentially consistent add and load pair with the sandbox's store and
+ * scan: either the sandbox sees this move, or this move sees the sandbox.
+ */
+static inline bool fdr_move_begin(struct fdr_blk_owner *me)
+{
+	__atomic_fetch_add(&me->busy, 1, __ATOMIC_SEQ_CST);
+	if (__builtin_expect(__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST), 1))
+		return true;
+	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
+	return false;
+}
+
+static inline void fdr_move_end(struct fdr_blk_owner *me)
+{
+	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
+}
+
+/* Wait, at most about @spins pauses, until no move is in flight.  true if
+ * one was. */
+bool fdr_moves_wait(unsigned long spins) FDR_HIDDEN;
+
+/*
+ * A wrapped creation failed with errno.  true: try it once more, because
+ * a move in flight may have held the number it would have had (EMFILE
+ * that plain Linux would not have given).  @tries counts the retries.
+ */
+bool fdr_retry_create(int tries) FDR_HIDDEN;
+
+#endif

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * One process, one block, however the process was made (see proc.c): the
+ * words that belong to this process alone, in a page no child inherits,
+ * and the words that belong to one thread.
+ */
+#ifndef FDR_PROC_H
+#define FDR_PROC_H
+
+#include "global.h"
+
+/*
+ * This process's own block and where its tables are.  All zero in a child
+ * of fork(), _Fork() or clone() until the child makes a block of its own:
+ * the page is MADV_WIPEONFORK, so no child can ever write its parent's block
+ * through these, whether or not a fork handler ran.
+ */
+struct fdr_proc {
+	struct fdr_blk_hdr *hdr;   /* NULL: none (yet) */
+	struct fdr_blk_owner *owners;
+	uint32_t *chunks;          /* owner index + 1 per chunk */
+	uint32_t *lines;           /* owner index + 1 per line of the lines pool's chunks */
+	uint64_t *recs;
+	unsigned nchunks;          /* chunk table entries (below nr_open) */
+	uint64_t nrecs;
+	unsigned epoch;            /* nonzero once this process knows itself */
+	bool child;                /* a child still taken for single-threaded */
+	int making;                /* a thread is making this process's block */
+};
+
+extern struct fdr_proc *fdr_p FDR_HIDDEN;
+
+/* The words of one thread, valid for the process epoch they carry. */
+struct fdr_thread {
+	unsigned epoch;            /* fdr_p->epoch these words belong to; 0 none */
+	unsigned owner;            /* 0 none yet; 1 being assigned; else owner index + 2 */
+	uint32_t tid;              /* 0 not asked yet */
+	uint64_t pick;             /* hand-off record of the fd being accepted; 0 none */
+	unsigned lane;             /* roundrobin: lane this thread serves + 1 */
+	/* Kept when the words are renewed: */
+	unsigned home;             /* the epoch of the process this thread forked */
+	int forking;               /* inside our fork handlers */
+};
+
+extern FDR_TLS struct fdr_thread fdr_t FDR_HIDDEN;
+
+void fdr_thread_renew(unsigned epoch) FDR_HIDDEN;
+
+/* This thread's words, renewed first if they were another process's. */
+static inline struct fdr_thread *fdr_self(void)
+{
+	unsigned e = __atomic_load_n(&fdr_p->epoch, __ATOMIC_ACQUIRE);
+
+	if (__builtin_expect(fdr_t.epoch != e, 0))
+		fdr_thread_renew(e);
+	return &fdr_t;
+}
+
+/* A child that no fork handler told us about: learn it now (memory only). */
+void fdr_proc_adopt(void) FDR_HIDDEN;
+
+/*
+ * While this holds there is no other thread whose fds could share a line
+ * with ours: nothing is moved, no syscall is made.  A child of fork() is
+ * single-threaded until a thread it made itself calls a wrapper.
+ */
+static inline bool fdr_single_threaded(void)
+{
+	struct fdr_proc *p = fdr_p;
+
+	if (&__libc_single_threaded && __atomic_load_n(&__libc_single_threaded, __ATOMIC_RELAXED))
+		return true;
+	if (__builtin_expect(!__atomic_load_n(&p->epoch, __ATOMIC_ACQUIRE), 0))
+		fdr_proc_adopt();
+	if (__builtin_expect(__atomic_load_n(&p->child, __ATOMIC_RELAXED), 0)) {
+		if (fdr_t.home == __atomic_load_n(&p->epoch, __ATOMIC_RELAXED))
+			return true;
+		__atomic_store_n(&p->child, false, __ATOMIC_RELAXED);
+	}
+	return false;
+}
+
+/* Start-up: this process's page (one mmap, one madvise).  0 or -errno. */
+int fdr_proc_start(void) FDR_HIDDEN;
+
+/* Inside fork, in the child (memory only): the forking thread is the only one. */
+void fdr_proc_atfork_child(void) FDR_HIDDEN;
+
+/* Point this process's words at block @h (made by this process). */
+void fdr_proc_point_at(struct fdr_blk_hdr *h) FDR_HIDDEN;
+
+#endif

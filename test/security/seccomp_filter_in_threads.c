@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A threaded program that locks itself into a seccomp filter keeps
+ * running under the library: the filter allows fcntl() only for F_GETFD,
+ * F_SETFD, F_GETFL and F_SETFL (as Tor's sandbox does) and kills the
+ * process on any other command, such as the F_DUPFD of a move.  After the
+ * install every thread creates sockets, files and pipes: the process must
+ * live, and the new fds keep the kernel's numbers (below BASE here).
+ * (Under the library it used to die of SIGSYS at its first socket().)
+ *
+ *   seccomp_filter_in_threads MODE seccomp  seccomp(2) through syscall()
+ *   seccomp_filter_in_threads MODE tsync    the same with TSYNC (all threads
+ *                                           at once) while a thread keeps
+ *                                           creating fds
+ *   seccomp_filter_in_threads MODE prctl    prctl(PR_SET_SECCOMP)
+ *   seccomp_filter_in_threads MODE exec     installed, then exec: the new
+ *                                           program starts under the filter
+ */
+#include "../check.h"
+
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#if defined(__x86_64__)
+#define ARCH AUDIT_ARCH_X86_64
+#elif defined(__aarch64__)
+#define ARCH AUDIT_ARCH_AARCH64
+#endif
+
+#define NT 2
+
+static int stop, made[NT + 1];
+
+static void install(const char *how)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 4, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFD, 3, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFL, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFL, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
+	long r;
+
+	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs: %s", strerror(errno));
+	if (!strcmp(how, "prctl"))
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
+	else
+		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    strcmp(how, "tsync") ? 0 : SECCOMP_FILTER_FLAG_TSYNC, &prog);
+	CHECK(r == 0, "install (%s): %s", how, strerror(errno));
+}
+
+/* One of each kind; the lowest of them.  The process dies here if a move's
+ * F_DUPFD is made under the filter. */
+static int create(void)
+{
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), o = open("/dev/null", O_RDONLY);
+	int p[2], low;
+
+	CHECK(s >= 0 && o >= 0 && pipe(p) == 0, "create: %s", strerror(errno));
+	low = s < o ? s : o;
+	low = low < p[0] ? low : p[0];
+	close(s);
+	close(o);
+	close(p[0]);
+	close(p[1]);
+	return low;
+}
+
+static pthread_barrier_t go;
+
+static void *worker(void *arg)
+{
+	long i = (long)arg;
+
+	pthread_barrier_wait(&go);   /* the filter is in */
+	made[i] = create();
+	return NULL;
+}
+
+static void *churner(void *arg)
+{
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED))
+		create();
+	return arg;
+}
+
+/* After the install (here or before exec): threads create fds. */
+static void run_threads(const char *how)
+{
+	pthread_t t[NT], c;
+	long base = 64;
+
+	pthread_barrier_init(&go, NULL, NT + 1);
+	for (long i = 0; i < NT; i++)
+		CHECK(pthread_create(&t[i], NULL, worker, (void *)i) == 0, "pthread_create");
+	if (!strcmp(how, "tsync"))
+		CHECK(pthread_create(&c, NULL, churner, NULL) == 0, "pthread_create");
+	if (strcmp(how, "execed"))
+		install(how);
+	pthread_barrier_wait(&go);
+	made[NT] = create();
+	for (int i = 0; i < NT; i++)
+		pthread_join(t[i], NULL);
+	if (!strcmp(how, "tsync")) {
+		__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+		pthread_join(c, NULL);
+	}
+	for (int i = 0; i <= NT; i++)
+		CHECK(made[i] < base, "after the filter, fd %d was moved (%s)", made[i], how);
+}
+
+int main(int argc, char **argv)
+{
+	const char *how = argc > 2 ? argv[2] : "";
+
+	/* Threaded from the start, as a server (test_mode's idle thread). */
+	test_mode(argc, argv);
+	if (!strcmp(how, "exec")) {
+		char *args[] = { argv[0], argv[1], "execed", NULL };
+
+		install("seccomp");
+		execv("/proc/self/exe", args);
+		CHECK(0, "execv: %s", strerror(errno));
+	}
+	CHECK(!strcmp(how, "seccomp") || !strcmp(how, "tsync") || !strcmp(how, "prctl") ||
+	      !strcmp(how, "execed"), "mode seccomp, tsync, prctl or exec");
+	run_threads(how);
+	printf("seccomp filter (%s) in a threaded process: it lives, fds keep kernel numbers: "
+	       "ok (%s)\n", how, argv[1]);
+	return 0;
+}
