@@ -9,6 +9,7 @@
 #include "stat.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,16 +25,7 @@ char st_letter(int g)
 
 const char *st_kind_word(uint32_t kind)
 {
-	static const char *const w[] = { "free", "thread", "lane", "sparse", "shared" };
-
-	_Static_assert(sizeof(w) / sizeof(w[0]) == FDR_KIND_NR, "a word per kind");
-	return kind < FDR_KIND_NR ? w[kind] : "?";
-}
-
-bool st_never_registered(const struct fdr_blk_hdr *h)
-{
-	return h->policy == ST_POLICY_AUTO && h->accepted >= 16 && !h->observed &&
-	       (h->model == FDR_MODEL_NONE || h->model == FDR_MODEL_LEARNING);
+	return kind < FDR_KIND_NR ? fdr_kind_words[kind] : "?";
 }
 
 const char *st_model_word(const struct fdr_blk_hdr *h)
@@ -42,25 +34,45 @@ const char *st_model_word(const struct fdr_blk_hdr *h)
 		return "thread";
 	if (h->policy == ST_POLICY_ROUNDROBIN)
 		return "roundrobin";
-	/* Nothing to learn from: as unpredictable as it gets (see the text). */
-	if (st_never_registered(h))
-		return "unpredictable";
 	return h->model < FDR_MODEL_NR ? fdr_model_words[h->model] : "?";
+}
+
+bool st_other_ns(const struct st_proc *p)
+{
+	return p->nspid && p->nspid != p->pid;
+}
+
+long st_shown_tid(const struct st_report *r, long tid)
+{
+	return r->host_tid && tid ? r->host_tid(r->p, tid) : tid;
+}
+
+/* An owner index that names a record in use in our snapshot. */
+static bool owner_used(const struct st_blk *b, uint32_t v)
+{
+	return v && v <= b->hdr.nowners && b->owners[v - 1].kind != FDR_KIND_FREE;
 }
 
 int st_owner_of_fd(const struct st_blk *b, long fd)
 {
 	const struct fdr_blk_hdr *h = &b->hdr;
 	long c;
+	uint32_t v;
 
 	if (fd < (long)h->base)
 		return -1;
 	c = (fd - (long)h->base) / (long)FDR_CHUNK;
 	/* Entries beyond our snapshot's nowners were claimed after it. */
-	if (c >= (long)h->top_chunk || !b->chunks[c] || b->chunks[c] > h->nowners ||
-	    b->owners[b->chunks[c] - 1].kind == FDR_KIND_FREE)
+	if (c >= (long)h->top_chunk || !owner_used(b, (v = b->chunks[c])))
 		return -1;
-	return (int)b->chunks[c] - 1;
+	/* A line pool chunk: each 8-fd line is its holder's. */
+	if (v == FDR_OWN_LINES + 1) {
+		uint32_t l = b->lines[(fd - (long)h->base) / 8];
+
+		if (owner_used(b, l))
+			return (int)l - 1;
+	}
+	return (int)v - 1;
 }
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -70,7 +82,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 
 struct key_at {
 	long key;
-	size_t first;   /* index of the first fd with it */
+	size_t first;   /* index of the first fd with it; then the letter order */
 	unsigned group;
 };
 
@@ -96,7 +108,7 @@ static long key_of(const struct st_report *r, const struct st_fd *f)
 	return f->watchers == 1 ? (long)f->watcher : -1;
 }
 
-/* Groups lettered in the order of their first fd. */
+/* The serving groups, each fd's group, their counts. */
 static int make_groups(struct st_report *r)
 {
 	struct st_proc *p = r->p;
@@ -121,6 +133,13 @@ static int make_groups(struct st_report *r)
 		}
 		k[u++] = k[i];
 	}
+	/* Letters in order of the tid as we see it (gone threads last), or
+	 * of the epoll fd: the order a reader of ps -L or ls -l expects. */
+	for (size_t g = 0; g < u; g++) {
+		long shown = r->b ? st_shown_tid(r, k[g].key) : k[g].key;
+
+		k[g].first = shown > 0 ? (size_t)shown : (size_t)LONG_MAX + (size_t)k[g].key;
+	}
 	qsort(k, u, sizeof(*k), cmp_first);
 	r->groups = calloc(u ? u : 1, sizeof(*r->groups));
 	if (!r->groups) {
@@ -130,6 +149,7 @@ static int make_groups(struct st_report *r)
 	r->ngroups = (unsigned)u;
 	for (size_t g = 0; g < u; g++) {
 		r->groups[g].key = k[g].key;
+		r->groups[g].shown = r->b ? st_shown_tid(r, k[g].key) : k[g].key;
 		k[g].group = (unsigned)g;
 		if (r->b && r->name_of)
 			r->name_of(p, k[g].key, r->groups[g].name, sizeof(r->groups[g].name));
@@ -311,6 +331,31 @@ static void tally_lines(struct st_report *r)
 	}
 }
 
+/* Chunks per owner; in the line pool's chunks, lines per holder. */
+static void count_chunks(struct st_report *r, const int *ridx)
+{
+	const struct st_blk *b = r->b;
+
+	for (uint32_t c = 0; c < b->hdr.top_chunk; c++) {
+		uint32_t v = b->chunks[c];
+
+		if (!owner_used(b, v) || ridx[v - 1] < 0)
+			continue;
+		r->owners[ridx[v - 1]].nchunks++;
+		r->claimed_chunks++;
+		if (v != FDR_OWN_LINES + 1)
+			continue;
+		for (uint32_t l = 0; l < FDR_LINES_PER_CHUNK; l++) {
+			uint32_t h = b->lines[(size_t)c * FDR_LINES_PER_CHUNK + l];
+
+			if (owner_used(b, h) && ridx[h - 1] >= 0) {
+				r->owners[ridx[h - 1]].nlines++;
+				r->owners[ridx[v - 1]].nlines++;
+			}
+		}
+	}
+}
+
 int st_analyze(struct st_report *r)
 {
 	struct st_proc *p = r->p;
@@ -328,11 +373,14 @@ int st_analyze(struct st_report *r)
 	if (ret)
 		return ret;
 	tally_lines(r);
-	if (!b)
+	if (!b) {
+		st_reason_find(r);
 		return 0;
+	}
 
 	/* Owners in use, in index order: threads and lanes first by index,
-	 * the pools (indices 0 and 1) after them, as the report lists them. */
+	 * the pools (indices below FDR_OWN_FIRST) after them, as the report
+	 * lists them. */
 	r->owners = calloc(b->hdr.nowners ? b->hdr.nowners : 1, sizeof(*r->owners));
 	ridx = malloc((b->hdr.nowners ? b->hdr.nowners : 1) * sizeof(*ridx));
 	if (!r->owners || !ridx) {
@@ -354,14 +402,7 @@ int st_analyze(struct st_report *r)
 			r->owners[r->nowners].client_purity = ST_NO_PURITY;
 			r->nowners++;
 		}
-	for (uint32_t c = 0; c < b->hdr.top_chunk; c++) {
-		uint32_t v = b->chunks[c];
-
-		if (v && v <= b->hdr.nowners && ridx[v - 1] >= 0) {
-			r->owners[ridx[v - 1]].nchunks++;
-			r->claimed_chunks++;
-		}
-	}
+	count_chunks(r, ridx);
 	ret = make_spans(r, ridx);
 	if (ret)
 		goto out;
@@ -382,6 +423,8 @@ int st_analyze(struct st_report *r)
 		r->probes = sat_add(r->probes, o->probes);
 		r->claims = sat_add(r->claims, o->claims);
 	}
+	r->seen = sat_add(sat_add(sat_add(r->placed, r->inplace), sat_add(r->kept, r->fallbacks)),
+			  b->hdr.single_kept);
 
 	/* Buckets: owners 0..nowners-1, then "low", then "unowned". */
 	nb = r->nowners + 2;
@@ -409,6 +452,9 @@ int st_analyze(struct st_report *r)
 			bucket[i] = k;
 			r->owners[k].open++;
 			r->owners[k].served += f->group >= 0;
+			/* Sorted fds, and a line has one owner: a new line is a
+			 * new line of that owner's. */
+			r->owners[k].open_lines += !i || p->fds[i - 1].fd / 8 != f->fd / 8;
 		}
 	}
 	ret = served_by(r, bucket, nb, by, nby);
@@ -437,6 +483,8 @@ int st_analyze(struct st_report *r)
 	r->unowned_by = by[r->nowners + 1];
 	r->unowned_nby = nby[r->nowners + 1];
 out:
+	if (!ret)
+		st_reason_find(r);
 	free(bucket);
 	free(ridx);
 	free(by);
@@ -481,13 +529,25 @@ void st_owner_label(const struct st_report *r, const struct st_owner *ow, char *
 		    size_t len)
 {
 	const struct fdr_blk_owner *o = &r->b->owners[ow->idx];
+	long tid = st_shown_tid(r, o->tid);
+	char t[24];
 
+	if (tid > 0 || !o->tid)
+		snprintf(t, sizeof(t), "%ld", tid);
+	else
+		snprintf(t, sizeof(t), "(exited)");
 	switch (o->kind) {
 	case FDR_KIND_THREAD:
-		snprintf(buf, len, "thread %u", o->tid);
+		snprintf(buf, len, "thread %s", t);
 		break;
 	case FDR_KIND_LANE:
-		snprintf(buf, len, "lane %u (tid %u)", ow->idx - FDR_OWN_FIRST, o->tid);
+		snprintf(buf, len, "lane %u (tid %s)", ow->idx - FDR_OWN_FIRST, t);
+		break;
+	case FDR_KIND_SPARSE:
+		snprintf(buf, len, "learning pool");
+		break;
+	case FDR_KIND_LINES:
+		snprintf(buf, len, "line pool");
 		break;
 	default:
 		snprintf(buf, len, "%s pool", st_kind_word(o->kind));
@@ -504,26 +564,49 @@ static int cmp_span(const void *a, const void *b)
 	return (x->lo > y->lo) - (x->lo < y->lo);
 }
 
-/* Runs of consecutive chunks per owner: one pass over the table, a sort. */
+/*
+ * Runs of fds per owner: its chunks, and its lines in the line pool's
+ * chunks (which the pool's own span covers too).  One pass over the
+ * table, a sort, a merge of runs that touch.
+ */
 static int make_spans(struct st_report *r, const int *ridx)
 {
 	const struct st_blk *b = r->b;
-	size_t n = 0;
+	size_t n = 0, cap = (size_t)b->hdr.top_chunk * (FDR_LINES_PER_CHUNK + 1) + 1;
 
-	r->spans = malloc((b->hdr.top_chunk ? b->hdr.top_chunk : 1) * sizeof(*r->spans));
+	r->spans = malloc(cap * sizeof(*r->spans));
 	if (!r->spans)
 		return -ENOMEM;
 	for (uint32_t c = 0; c < b->hdr.top_chunk; c++) {
 		uint32_t v = b->chunks[c];
+		long lo = (long)b->hdr.base + (long)c * FDR_CHUNK;
 
-		if (!v || v > b->hdr.nowners || ridx[v - 1] < 0)
+		if (!owner_used(b, v) || ridx[v - 1] < 0)
 			continue;
-		if (n && r->spans[n - 1].owner == (uint32_t)ridx[v - 1] && r->spans[n - 1].hi == c)
-			r->spans[n - 1].hi = c + 1;
-		else
-			r->spans[n++] = (struct st_span){ (uint32_t)ridx[v - 1], c, c + 1 };
+		r->spans[n++] = (struct st_span){ (uint32_t)ridx[v - 1], lo, lo + FDR_CHUNK };
+		if (v != FDR_OWN_LINES + 1)
+			continue;
+		for (uint32_t l = 0; l < FDR_LINES_PER_CHUNK; l++) {
+			uint32_t h = b->lines[(size_t)c * FDR_LINES_PER_CHUNK + l];
+
+			if (owner_used(b, h) && ridx[h - 1] >= 0)
+				r->spans[n++] = (struct st_span){ (uint32_t)ridx[h - 1], lo + 8L * l,
+								  lo + 8L * (l + 1) };
+		}
 	}
 	qsort(r->spans, n, sizeof(*r->spans), cmp_span);
+	{
+		size_t m = 0;
+
+		for (size_t i = 0; i < n; i++) {
+			if (m && r->spans[m - 1].owner == r->spans[i].owner &&
+			    r->spans[m - 1].hi == r->spans[i].lo)
+				r->spans[m - 1].hi = r->spans[i].hi;
+			else
+				r->spans[m++] = r->spans[i];
+		}
+		n = m;
+	}
 	r->nspans = n;
 	for (size_t i = 0; i < n; i++) {
 		struct st_owner *ow = &r->owners[r->spans[i].owner];

@@ -30,10 +30,14 @@ void st_json_str(FILE *out, const char *s, size_t max)
 	fputc('"', out);
 }
 
-void st_json_error(FILE *out, const char *msg)
+void st_json_error(FILE *out, const char *msg, const char *reason, long pid)
 {
 	fputs("{\"schema\":1,\"error\":", out);
 	st_json_str(out, msg, strlen(msg));
+	if (reason)
+		fprintf(out, ",\"reason\":\"%s\"", reason);
+	if (pid > 0)
+		fprintf(out, ",\"pid\":%ld", pid);
 	fputs("}\n", out);
 }
 
@@ -76,39 +80,56 @@ static void served_by(FILE *out, const struct st_report *r, const struct st_serv
 	for (unsigned i = 0; i < n; i++) {
 		fprintf(out, "%s{\"group\":", i ? "," : "");
 		letter_str(out, by[i].group);
-		fprintf(out, ",\"key\":%ld,\"fds\":%u}", r->groups[by[i].group].key, by[i].n);
+		fprintf(out, ",\"key\":%ld,\"fds\":%u}", r->groups[by[i].group].shown, by[i].n);
 	}
 	fputc(']', out);
 }
 
-static void summary_fields(FILE *out, const struct st_report *r, bool *first)
+static void kv_reason(FILE *out, bool *first, const char *k, enum st_reason why)
 {
-	kv_u(out, first, "pid", (unsigned long long)r->p->pid);
-	kv_s(out, first, "library", r->b ? "yes" : r->lib_mapped ? "inactive" : "no", 16);
-	kv_u(out, first, "open_fds", r->p->nfds);
-	kv_u(out, first, "groups", r->ngroups);
-	kv_u(out, first, "shared_lines", r->t.shared);
-	kv_u(out, first, "shared_socket_lines", r->t.sock_shared);
-	kv_u(out, first, "client_sockets", r->client_sockets);
-	kv_u(out, first, "shared_client_lines", r->t.client_shared);
-	if (!r->b)
-		return;
-	kv_purity(out, first, "min_purity", r->min_purity);
-	kv_purity(out, first, "min_client_purity", r->min_client_purity);
-	kv_u(out, first, "placed", r->placed);
-	kv_u(out, first, "fallbacks", r->fallbacks);
-	kv_u(out, first, "extra_probes", r->probes);
-	kv_s(out, first, "model", st_model_word(&r->b->hdr), 32);
-	kv_u(out, first, "realignments", r->b->hdr.realignments);
-	kv_u(out, first, "misplaced", r->b->hdr.misses);
+	key(out, first, k);
+	if (st_reason_word(why))
+		fprintf(out, "\"%s\"", st_reason_word(why));
+	else
+		fputs("null", out);
 }
 
-void st_summary_json(FILE *out, const struct st_report *r, double t)
+static void summary_fields(FILE *out, const struct st_summary *s, bool *first)
+{
+	kv_u(out, first, "pid", (unsigned long long)s->pid);
+	kv_s(out, first, "library", s->library, 16);
+	kv_u(out, first, "open_fds", s->open_fds);
+	kv_u(out, first, "groups", s->groups);
+	kv_u(out, first, "shared_lines", s->shared_lines);
+	kv_u(out, first, "shared_socket_lines", s->shared_socket_lines);
+	kv_u(out, first, "client_sockets", s->client_sockets);
+	kv_u(out, first, "shared_client_lines", s->shared_client_lines);
+	if (s->block) {
+		kv_purity(out, first, "min_purity", s->min_purity);
+		kv_purity(out, first, "min_client_purity", s->min_client_purity);
+		kv_u(out, first, "placed", s->placed);
+		kv_u(out, first, "fallbacks", s->fallbacks);
+		kv_u(out, first, "extra_probes", s->probes);
+		kv_s(out, first, "model", s->model, 32);
+		kv_u(out, first, "realignments", s->realignments);
+		kv_u(out, first, "misplaced", s->misses);
+		kv_u(out, first, "unseen_fds", s->unseen);
+	}
+	kv_reason(out, first, "reason", s->reason);
+}
+
+void st_summary_json(FILE *out, const struct st_summary *s, double t)
 {
 	bool first = false;
 
-	fprintf(out, "{\"schema\":1,\"time\":%.3f", t);
-	summary_fields(out, r, &first);
+	if (s->error[0]) {
+		st_json_error(out, s->error, s->error_reason, s->pid);
+		return;
+	}
+	fprintf(out, "{\"schema\":1");
+	if (t > 0)
+		fprintf(out, ",\"time\":%.3f", t);
+	summary_fields(out, s, &first);
 	fputs("}\n", out);
 }
 
@@ -117,8 +138,6 @@ static void block(FILE *out, const struct st_report *r)
 	const struct st_blk *b = r->b;
 	const struct fdr_blk_hdr *h = &b->hdr;
 	static const char *const policy[] = { "auto", "thread", "roundrobin" };
-	static const char *const model[] = { "none", "learning", "local", "rotation",
-					     "unpredictable" };
 	bool first = true;
 	char buf[64];
 
@@ -132,6 +151,8 @@ static void block(FILE *out, const struct st_report *r)
 	kv_s(out, &first, "read_through", b->via ? b->via : "memory", 32);
 	key(out, &first, "active");
 	fputs(h->flags & FDR_BLK_ACTIVE ? "true" : "false", out);
+	kv_s(out, &first, "why_inactive", fdr_why_words[h->why_inactive], 16);
+	kv_s(out, &first, "why_msg", h->why_msg, sizeof(h->why_msg));
 
 	key(out, &first, "settings");
 	fputc('[', out);
@@ -167,6 +188,9 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "nr_open", h->nr_open);
 		kv_u(out, &f2, "single_kept", h->single_kept);
 		kv_u(out, &f2, "untracked", h->untracked);
+		kv_u(out, &f2, "bound_top", h->bound_top);
+		kv_u(out, &f2, "open_counted", h->open_counted);
+		kv_u(out, &f2, "counts", h->counts);
 		fputc('}', out);
 	}
 
@@ -176,14 +200,14 @@ static void block(FILE *out, const struct st_report *r)
 
 		fputc('{', out);
 		kv_s(out, &f2, "policy", policy[h->policy], 16);
-		kv_s(out, &f2, "model", model[h->model], 16);
+		kv_s(out, &f2, "model", fdr_model_words[h->model], 16);
 		key(out, &f2, "rotation");
 		fputc('[', out);
 		for (uint32_t i = 0; i < h->rot_len; i++) {
 			uint32_t o = h->rot_owner[i];
 
-			fprintf(out, "%s{\"owner\":%" PRIu32 ",\"tid\":%" PRIu32 "}", i ? "," : "", o,
-				o < h->nowners ? b->owners[o].tid : 0);
+			fprintf(out, "%s{\"owner\":%" PRIu32 ",\"tid\":%ld}", i ? "," : "", o,
+				o < h->nowners ? st_shown_tid(r, b->owners[o].tid) : 0);
 		}
 		fputc(']', out);
 		kv_u(out, &f2, "learned_after", h->learned_after);
@@ -193,6 +217,7 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "hits", h->hits);
 		kv_u(out, &f2, "misses", h->misses);
 		kv_u(out, &f2, "realignments", h->realignments);
+		kv_u(out, &f2, "accepts_left", h->accepts_left);
 		fputc('}', out);
 	}
 
@@ -207,7 +232,8 @@ static void block(FILE *out, const struct st_report *r)
 		fputs(k ? ",{" : "{", out);
 		kv_u(out, &f2, "index", ow->idx);
 		kv_s(out, &f2, "kind", st_kind_word(o->kind), 16);
-		kv_u(out, &f2, "tid", o->tid);
+		kv_u(out, &f2, "tid", (unsigned long long)st_shown_tid(r, o->tid));
+		kv_u(out, &f2, "ns_tid", o->tid);
 		st_owner_label(r, ow, label, sizeof(label));
 		kv_s(out, &f2, "label", label, sizeof(label));
 		key(out, &f2, "group");
@@ -221,11 +247,10 @@ static void block(FILE *out, const struct st_report *r)
 		for (size_t i = 0; i < ow->nspans; i++) {
 			const struct st_span *s = &r->spans[ow->span0 + i];
 
-			fprintf(out, "%s[%lu,%lu]", i ? "," : "",
-				h->base + (unsigned long)s->lo * FDR_CHUNK,
-				h->base + (unsigned long)s->hi * FDR_CHUNK - 1);
+			fprintf(out, "%s[%ld,%ld]", i ? "," : "", s->lo, s->hi - 1);
 		}
 		fputc(']', out);
+		kv_u(out, &f2, "lines", ow->nlines);
 		kv_u(out, &f2, "placed", o->placed);
 		kv_u(out, &f2, "inplace", o->inplace);
 		kv_u(out, &f2, "kept", o->kept);
@@ -233,12 +258,15 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "fallback_full", o->fallback[FDR_FB_FULL]);
 		kv_u(out, &f2, "fallback_limit", o->fallback[FDR_FB_LIMIT]);
 		kv_u(out, &f2, "fallback_other", o->fallback[FDR_FB_OTHER]);
+		kv_u(out, &f2, "fallback_bound", o->fallback[FDR_FB_BOUND]);
+		kv_u(out, &f2, "fallback_near", o->fallback[FDR_FB_NEAR]);
 		kv_u(out, &f2, "extra_probes", o->probes);
 		kv_u(out, &f2, "claims", o->claims);
 		kv_u(out, &f2, "threads", o->threads);
 		kv_u(out, &f2, "live", o->live);
 		kv_u(out, &f2, "open", ow->open);
 		kv_u(out, &f2, "served", ow->served);
+		kv_u(out, &f2, "open_lines", ow->open_lines);
 		kv_purity(out, &f2, "purity", ow->purity);
 		kv_purity(out, &f2, "client_purity", ow->client_purity);
 		key(out, &f2, "served_by");
@@ -251,24 +279,36 @@ static void block(FILE *out, const struct st_report *r)
 	fprintf(out, "},\"unowned\":{\"open\":%u,\"served_by\":", r->unowned_open);
 	served_by(out, r, r->unowned_by, r->unowned_nby);
 	fprintf(out, "},\"fallbacks\":{\"full\":%" PRIu64 ",\"limit\":%" PRIu64 ",\"other\":%"
-		PRIu64 ",\"kept\":%" PRIu64 "}", r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT],
-		r->fb_why[FDR_FB_OTHER], r->kept);
+		PRIu64 ",\"kept\":%" PRIu64 ",\"bound\":%" PRIu64 ",\"near\":%" PRIu64 "}",
+		r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_OTHER], r->kept,
+		r->fb_why[FDR_FB_BOUND], r->fb_why[FDR_FB_NEAR]);
 	fputc('}', out);
 }
 
 void st_render_json(FILE *out, const struct st_report *r)
 {
 	const struct st_proc *p = r->p;
+	struct st_summary sum;
+	char why[ST_WHY_MAX + 200];
 	bool first = false;
 
 	fputs("{\"schema\":1", out);
 	kv_u(out, &first, "pid", (unsigned long long)p->pid);
 	kv_u(out, &first, "nspid", (unsigned long long)p->nspid);
+	kv_s(out, &first, "pid_namespace", st_other_ns(p) ? "other" : "same", 8);
 	kv_s(out, &first, "comm", p->comm, sizeof(p->comm));
 	kv_u(out, &first, "open_fds", p->nfds);
+	kv_u(out, &first, "threads", p->threads);
 	kv_u(out, &first, "rlimit_nofile", p->soft_limit);
-	kv_s(out, &first, "library", r->b ? "yes" : r->lib_mapped ? "inactive" : "no", 16);
+	kv_s(out, &first, "library", st_library_word(r), 16);
+	kv_reason(out, &first, "reason", r->reason);
+	st_reason_text(r, why, sizeof(why));
+	kv_s(out, &first, "reason_text", why, sizeof(why));
+	if (r->found.inherited_from)
+		kv_u(out, &first, "inherited_from", (unsigned long long)r->found.inherited_from);
 	if (r->b) {
+		kv_u(out, &first, "seen_fds", r->seen);
+		kv_u(out, &first, "unseen_fds", st_unseen(r));
 		key(out, &first, "block");
 		block(out, r);
 	} else {
@@ -282,7 +322,7 @@ void st_render_json(FILE *out, const struct st_report *r)
 
 		fprintf(out, "%s{\"letter\":", g ? "," : "");
 		letter_str(out, (int)g);
-		fprintf(out, ",\"key\":%ld,\"name\":", gr->key);
+		fprintf(out, ",\"key\":%ld,\"ns_key\":%ld,\"name\":", gr->shown, gr->key);
 		st_json_str(out, gr->name, sizeof(gr->name));
 		fprintf(out, ",\"fds\":%u,\"sockets\":%u,\"accepted\":%u}", gr->fds, gr->sockets,
 			gr->clients);
@@ -294,6 +334,7 @@ void st_render_json(FILE *out, const struct st_report *r)
 	key(out, &first, "summary");
 	fputc('{', out);
 	first = true;
-	summary_fields(out, r, &first);
+	st_summarize(r, &sum);
+	summary_fields(out, &sum, &first);
 	fputs("}}\n", out);
 }

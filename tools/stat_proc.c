@@ -28,8 +28,6 @@
 #define ST_FDINFO_MAX  (256u << 20)   /* an epoll watching 1M fds: ~100 MiB of tfd lines */
 #define ST_SMALL_MAX   (1u << 20)
 
-int st_read_whole(const char *path, char **out, size_t *outlen, size_t max);
-
 /* A small /proc file (comm, limits, status): one read, NUL-terminated. */
 static int read_small(const char *path, char *buf, size_t len)
 {
@@ -50,6 +48,66 @@ static int read_small(const char *path, char *buf, size_t len)
 	close(fd);
 	buf[n] = 0;
 	return (int)n;
+}
+
+/* A whole file into a growing buffer: no line of it is ever split. */
+int st_read_whole(const char *path, char **out, size_t *outlen, size_t max)
+{
+	size_t cap = 1 << 16, len = 0;
+	char *buf;
+	int fd;
+
+	*out = NULL;
+	*outlen = 0;
+	buf = malloc(cap);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf) {
+		int err = fd < 0 ? (errno ? errno : EIO) : ENOMEM;
+
+		if (fd >= 0)
+			close(fd);
+		free(buf);
+		return -err;
+	}
+	for (;;) {
+		ssize_t n;
+
+		if (cap - len < 2) {
+			char *nb;
+
+			if (cap >= max) {
+				close(fd);
+				free(buf);
+				return -EFBIG;
+			}
+			nb = realloc(buf, cap * 2);
+			if (!nb) {
+				close(fd);
+				free(buf);
+				return -ENOMEM;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int err = errno;
+
+			close(fd);
+			free(buf);
+			return -err;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = 0;
+	*out = buf;
+	*outlen = len;
+	return 0;
 }
 
 static bool parse_fd(const char *s, int *fd);
@@ -119,20 +177,80 @@ static void read_tids(struct st_proc *p)
 	qsort(p->tids, p->ntids, sizeof(*p->tids), cmp_tid);
 }
 
+/* The number after "\nKEY:" in a status file, or @dflt. */
+static long status_num(const char *status, const char *key, long dflt)
+{
+	const char *l = strstr(status, key);
+
+	if (!l)
+		return dflt;
+	l += strlen(key);
+	while (*l == ' ' || *l == '\t')
+		l++;
+	return isdigit((unsigned char)*l) ? strtol(l, NULL, 10) : dflt;
+}
+
+int st_proc_status(struct st_proc *p, long pid)
+{
+	char path[64], buf[8192];
+	const char *l;
+	int ret;
+
+	p->state = 0;
+	p->ppid = 0;
+	p->nspid = 0;
+	p->threads = 0;
+	p->seccomp = -1;
+	p->have_uids = false;
+	snprintf(path, sizeof(path), "/proc/%ld/status", pid);
+	ret = read_small(path, buf, sizeof(buf));
+	if (ret <= 0)
+		return ret ? ret : -EIO;
+	/* Kernel-formatted: "State:\tS (sleeping)", "Uid:\t0\t0\t0\t0". */
+	l = strstr(buf, "\nState:");
+	if (l) {
+		for (l += 7; *l == ' ' || *l == '\t'; l++)
+			;
+		p->state = *l;
+	}
+	p->ppid = status_num(buf, "\nPPid:", 0);
+	p->nspid = nspid_of(buf);
+	p->threads = (unsigned)status_num(buf, "\nThreads:", 0);
+	p->seccomp = (int)status_num(buf, "\nSeccomp:", -1);
+	l = strstr(buf, "\nUid:");
+	if (l) {
+		char *end;
+
+		l += 5;
+		p->have_uids = true;
+		for (int i = 0; i < 4 && p->have_uids; i++) {
+			p->uids[i] = (uid_t)strtoul(l, &end, 10);
+			p->have_uids = end != l;
+			l = end;
+		}
+	}
+	return 0;
+}
+
+long st_host_tid(const struct st_proc *p, long tid)
+{
+	struct st_tid key = { tid, 0 };
+	const struct st_tid *hit;
+
+	if (!p->nspid || p->nspid == p->pid)
+		return tid;
+	hit = p->tids ? bsearch(&key, p->tids, p->ntids, sizeof(*p->tids), cmp_tid) : NULL;
+	return hit ? hit->host : 0;
+}
+
 void st_thread_name(const struct st_proc *p, long tid, char *out, size_t len)
 {
 	char path[64];
 
-	if (p->nspid && p->nspid != p->pid) {
-		struct st_tid key = { tid, 0 };
-		const struct st_tid *hit = p->tids ? bsearch(&key, p->tids, p->ntids,
-							     sizeof(*p->tids), cmp_tid) : NULL;
-
-		if (!hit) {
-			snprintf(out, len, "(exited)");
-			return;
-		}
-		tid = hit->host;
+	tid = st_host_tid(p, tid);
+	if (!tid) {
+		snprintf(out, len, "(exited)");
+		return;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld/task/%ld/comm", p->pid, tid);
 	if (read_small(path, out, len) <= 0)
@@ -196,6 +314,35 @@ static bool parse_fd(const char *s, int *fd)
 	return true;
 }
 
+/*
+ * Why /proc refused us, appended to @why.  The kernel lets a user read a
+ * process whose real, effective and saved uids are all that user's, and
+ * only while it is dumpable: a process that changed its uid (a daemon
+ * dropping root), ran set-uid, or called prctl(PR_SET_DUMPABLE, 0) is
+ * readable by root only, even by the uid it runs as.
+ */
+static void explain_denied(const struct st_proc *p, char *why, size_t whylen)
+{
+	size_t n = strlen(why);
+	uid_t me = geteuid();
+
+	if (n >= whylen)
+		return;
+	if (!p->have_uids)
+		snprintf(why + n, whylen - n, " (run as the process's user or root)");
+	else if (me == 0)
+		snprintf(why + n, whylen - n, " (even as root: no CAP_SYS_PTRACE here, or a "
+			 "security module forbids it)");
+	else if (p->uids[0] == me && p->uids[1] == me && p->uids[2] == me)
+		snprintf(why + n, whylen - n, " (it runs as your uid %u but is not dumpable: it "
+			 "changed its uid or gid, was started set-uid, or called "
+			 "prctl(PR_SET_DUMPABLE, 0); only root can read such a process)",
+			 (unsigned)me);
+	else
+		snprintf(why + n, whylen - n, " (it runs as uid %u: run as the process's user or "
+			 "root)", (unsigned)p->uids[1]);
+}
+
 static int list_fds(struct st_proc *p, char *why, size_t whylen)
 {
 	char path[64];
@@ -208,9 +355,9 @@ static int list_fds(struct st_proc *p, char *why, size_t whylen)
 	if (!d) {
 		int err = errno;
 
-		snprintf(why, whylen, "cannot list the fds of pid %ld: %s%s", p->pid,
-			 strerror(err), err == EACCES || err == EPERM ?
-			 " (run as the process's user or root)" : "");
+		snprintf(why, whylen, "cannot list the fds of pid %ld: %s", p->pid, strerror(err));
+		if (err == EACCES || err == EPERM)
+			explain_denied(p, why, whylen);
 		return -err;
 	}
 	p->fds = malloc(cap * sizeof(*p->fds));
@@ -412,14 +559,6 @@ out:
 	free(socks);
 }
 
-static void read_status(struct st_proc *p)
-{
-	char path[64], buf[8192];
-
-	snprintf(path, sizeof(path), "/proc/%ld/status", p->pid);
-	if (read_small(path, buf, sizeof(buf)) > 0)
-		p->nspid = nspid_of(buf);
-}
 
 int st_proc_read(struct st_proc *p, long pid, char *why, size_t whylen)
 {
@@ -439,7 +578,12 @@ int st_proc_read(struct st_proc *p, long pid, char *why, size_t whylen)
 	}
 	if (ret > 0 && p->comm[ret - 1] == '\n')
 		p->comm[ret - 1] = 0;
-	read_status(p);
+	if (st_proc_status(p, pid) == 0 && (p->state == 'Z' || p->state == 'X')) {
+		/* Its fds and maps are gone; only its exit status waits. */
+		snprintf(why, whylen, "exited, not reaped: a zombie until its parent (pid %ld) "
+			 "waits for it; nothing of it is left to read", p->ppid);
+		return -ST_ERR_EXITED;
+	}
 	snprintf(path, sizeof(path), "/proc/%ld/limits", pid);
 	if (read_small(path, buf, sizeof(buf)) > 0) {
 		char *l = strstr(buf, "Max open files");

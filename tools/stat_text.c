@@ -36,6 +36,11 @@ void st_put_escaped(FILE *out, const char *s, size_t max)
 	}
 }
 
+const char *st_pl(unsigned long long n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 struct tctx {
 	FILE *out;
 	const struct st_report *r;
@@ -118,38 +123,44 @@ static void handoff(const struct tctx *t)
 	unsigned long long checked = (unsigned long long)h->hits + h->misses;
 
 	fputs("accepted connections: ", out);
-	if (st_never_registered(h))
-		fprintf(out, "not predictable: %" PRIu64 " connections accepted and none registered "
-			"with epoll by the thread serving it (the server reads them without epoll); "
-			"they go one per 8-fd line to the learning pool, then to a shared pool\n",
-			h->accepted);
-	else switch (h->model) {
+	switch (h->model) {
 	case FDR_MODEL_ROTATION:
-		fprintf(out, "rotation over %" PRIu32 " threads (", h->rot_len);
+		fprintf(out, "rotation over %" PRIu32 " %s (", h->rot_len,
+			st_pl(h->rot_len, "thread", "threads"));
 		for (uint32_t i = 0; i < h->rot_len; i++) {
 			uint32_t o = h->rot_owner[i];
+			long tid = o < h->nowners ? st_shown_tid(r, r->b->owners[o].tid) : 0;
 
 			if (i)
 				fputc(' ', out);
-			if (o < h->nowners && r->b->owners[o].tid)
-				fprintf(out, "%" PRIu32, r->b->owners[o].tid);
+			if (tid > 0)
+				fprintf(out, "%ld", tid);
 			else
 				fprintf(out, "owner %" PRIu32, o);
 		}
-		fprintf(out, "), learned after %" PRIu64 " connections, %" PRIu64 " relearns, %" PRIu64
-			"/%llu predictions right\n", h->learned_after, h->relearns, h->hits, checked);
+		fprintf(out, "), learned after %" PRIu64 " %s, %" PRIu64 " %s, %" PRIu64
+			"/%llu predictions right\n", h->learned_after,
+			st_pl(h->learned_after, "connection", "connections"), h->relearns,
+			st_pl(h->relearns, "relearn", "relearns"), h->hits, checked);
 		break;
 	case FDR_MODEL_LOCAL:
-		fprintf(out, "served where accepted (learned after %" PRIu64 " connections, %" PRIu64
-			" relearns, %" PRIu64 "/%llu predictions right)\n", h->learned_after,
-			h->relearns, h->hits, checked);
+		fprintf(out, "served where accepted (learned after %" PRIu64 " %s, %" PRIu64 " %s, %"
+			PRIu64 "/%llu predictions right)\n", h->learned_after,
+			st_pl(h->learned_after, "connection", "connections"), h->relearns,
+			st_pl(h->relearns, "relearn", "relearns"), h->hits, checked);
 		break;
 	case FDR_MODEL_UNPREDICTABLE:
-		fprintf(out, "not predictable: of the last %" PRIu32 " connections, %" PRIu64
+		fprintf(out, "not predictable: of the last %" PRIu32 " %s, %" PRIu64
 			"%% were served by another thread than the one that accepted them, and no "
 			"rotation fits; such connections are packed in a shared pool, apart from the "
-			"threads' own chunks\n", h->judged,
+			"threads' own chunks\n", h->judged, st_pl(h->judged, "connection", "connections"),
 			pct_of(h->judged - (uint64_t)h->judged_local, h->judged));
+		break;
+	case FDR_MODEL_UNREGISTERED:
+		fprintf(out, "not registered: %" PRIu64 " %s accepted and none registered with epoll "
+			"(a thread per connection?); accepted fds stay where the kernel puts them (%"
+			PRIu64 " so far)\n", h->accepted, st_pl(h->accepted, "connection", "connections"),
+			h->accepts_left);
 		break;
 	case FDR_MODEL_LEARNING:
 		fprintf(out, "learning (%" PRIu64 " seen)\n", h->accepted);
@@ -159,24 +170,33 @@ static void handoff(const struct tctx *t)
 		break;
 	}
 	fprintf(out, "  FDRANGE_ACCEPT=%s; %" PRIu64 " accepted, %" PRIu64 " registered by a "
-		"serving thread, %" PRIu64 " realignments, %" PRIu64 " misplaced (predicted wrong)\n",
-		policy[h->policy], h->accepted, h->observed, h->realignments, h->misses);
+		"serving thread, %" PRIu64 " %s, %" PRIu64 " misplaced (predicted wrong)\n",
+		policy[h->policy], h->accepted, h->observed, h->realignments,
+		st_pl(h->realignments, "realignment", "realignments"), h->misses);
 }
 
 static void spans_of(const struct tctx *t, const struct st_owner *ow)
 {
 	const struct st_report *r = t->r;
-	unsigned base = r->b->hdr.base;
 
 	fputs("  fds ", t->out);
 	for (size_t i = 0; i < ow->nspans; i++) {
 		const struct st_span *s = &r->spans[ow->span0 + i];
 
-		fprintf(t->out, "%s%lu-%lu", i ? "," : "",
-			base + (unsigned long)s->lo * FDR_CHUNK,
-			base + (unsigned long)s->hi * FDR_CHUNK - 1);
+		fprintf(t->out, "%s%ld-%ld", i ? "," : "", s->lo, s->hi - 1);
 	}
 	fputc('\n', t->out);
+}
+
+/* The learning pool holds one connection per 8-fd line: purity means
+ * nothing there; how many lines its open fds take says whether it works. */
+static void learning_pool(const struct tctx *t, const struct st_owner *ow)
+{
+	fprintf(t->out, "%u %s on %u %s%s", ow->open, st_pl(ow->open, "fd", "fds"),
+		ow->open_lines, st_pl(ow->open_lines, "line", "lines"),
+		ow->open == ow->open_lines ? ", one each" : "");
+	if (ow->nby)
+		fputs("; ", t->out);
 }
 
 static void owners(const struct tctx *t)
@@ -185,11 +205,13 @@ static void owners(const struct tctx *t)
 	const struct fdr_blk_hdr *h = &r->b->hdr;
 	FILE *out = t->out;
 
-	fprintf(out, "\n%-22s %6s %8s %8s %9s %7s %6s %7s  %s\n", "owner", "chunks", "placed",
-		"inplace", "fallbacks", "probes", "open", "purity", "served by (open fds per thread)");
+	fprintf(out, "\n%-22s %6s %5s %8s %8s %9s %7s %6s %7s  %s\n", "owner", "chunks", "lines",
+		"placed", "inplace", "fallbacks", "probes", "open", "purity",
+		"served by (open fds per thread)");
 	for (unsigned k = 0; k < r->nowners; k++) {
 		const struct st_owner *ow = &r->owners[k];
 		const struct fdr_blk_owner *o = &r->b->owners[ow->idx];
+		bool learning = o->kind == FDR_KIND_SPARSE;
 		char label[48], full[64];
 
 		st_owner_label(r, ow, label, sizeof(label));
@@ -197,29 +219,35 @@ static void owners(const struct tctx *t)
 			snprintf(full, sizeof(full), "%c %s", st_letter(ow->group), label);
 		else
 			snprintf(full, sizeof(full), "  %s", label);
-		fprintf(out, "%-22s %6u %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6u", full,
-			ow->nchunks, o->placed, o->inplace, ow->fallbacks, o->probes, ow->open);
-		put_purity(out, ow->purity);
-		put_by(t, ow->by, ow->nby);
+		fprintf(out, "%-22s %6u %5u %8" PRIu64 " %8" PRIu64 " %9" PRIu64 " %7" PRIu64 " %6u",
+			full, ow->nchunks, ow->nlines, o->placed, o->inplace, ow->fallbacks, o->probes,
+			ow->open);
+		put_purity(out, learning ? ST_NO_PURITY : ow->purity);
+		if (learning && ow->open)
+			learning_pool(t, ow);
+		if (!learning || !ow->open || ow->nby)
+			put_by(t, ow->by, ow->nby);
 		fputc('\n', out);
 		if (ow->nspans)
 			spans_of(t, ow);
 	}
 	if (!r->nowners)
 		fprintf(out, "  (no owner yet)\n");
-	fprintf(out, "%-22s %6s %8s %8s %9s %7s %6u", "  low (below base)", "", "", "", "", "",
-		r->low_open);
+	fprintf(out, "%-22s %6s %5s %8s %8s %9s %7s %6u", "  low (below base)", "", "", "", "", "",
+		"", r->low_open);
 	put_purity(out, ST_NO_PURITY);
 	put_by(t, r->low_by, r->low_nby);
-	fprintf(out, "\n%-22s %6s %8s %8s %9s %7s %6u", "  unowned", "", "", "", "", "",
+	fprintf(out, "\n%-22s %6s %5s %8s %8s %9s %7s %6u", "  unowned", "", "", "", "", "", "",
 		r->unowned_open);
 	put_purity(out, ST_NO_PURITY);
 	put_by(t, r->unowned_by, r->unowned_nby);
 	fprintf(out, "\nfallbacks: %" PRIu64 " no room in the owner's chunks, %" PRIu64
-		" not below RLIMIT_NOFILE, %" PRIu64 " other; %" PRIu64 " kept by rule, %" PRIu64
-		" kept while single-threaded, %" PRIu64 " epoll registrations beyond the record "
-		"table\n", r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_OTHER],
-		r->kept, h->single_kept, h->untracked);
+		" not below RLIMIT_NOFILE, %" PRIu64 " past the do-no-harm bound, %" PRIu64
+		" near the soft limit, %" PRIu64 " other; %" PRIu64 " kept by rule, %" PRIu64
+		" kept while single-threaded, %" PRIu64 " epoll %s beyond the record table\n",
+		r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_BOUND],
+		r->fb_why[FDR_FB_NEAR], r->fb_why[FDR_FB_OTHER], r->kept, h->single_kept,
+		h->untracked, st_pl(h->untracked, "registration", "registrations"));
 }
 
 static void groups(const struct tctx *t)
@@ -236,13 +264,16 @@ static void groups(const struct tctx *t)
 
 		fputs("  ", out);
 		put_letter(t, (int)g);
-		if (r->b) {
-			fprintf(out, "  tid %-7ld ", gr->key);
+		if (r->b && gr->shown > 0)
+			fprintf(out, "  tid %-7ld ", gr->shown);
+		else if (r->b)
+			fprintf(out, "  tid %-7s ", "(gone)");
+		if (r->b)
 			st_put_escaped(out, gr->name, sizeof(gr->name));
-		} else {
+		else
 			fprintf(out, "  %s", gr->name);
-		}
-		fprintf(out, "  %u fds (%u sockets, %u accepted)\n", gr->fds, gr->sockets, gr->clients);
+		fprintf(out, "  %u %s (%u %s, %u accepted)\n", gr->fds, st_pl(gr->fds, "fd", "fds"),
+			gr->sockets, st_pl(gr->sockets, "socket", "sockets"), gr->clients);
 	}
 }
 
@@ -324,6 +355,49 @@ static void map_sparse(struct mapper *m, const char *what, long lo, long hi)
 	}
 }
 
+/* Whether fd @fd lies in a chunk the line pool holds. */
+static bool in_line_pool(const struct st_blk *b, long fd)
+{
+	long c = (fd - (long)b->hdr.base) / (long)FDR_CHUNK;
+
+	return fd >= (long)b->hdr.base && c < (long)b->hdr.top_chunk &&
+	       b->chunks[c] == FDR_OWN_LINES + 1;
+}
+
+/* Claimed chunks in fd order, a row per run of one owner; in the line
+ * pool's chunks a run of one holder's lines, shown as its own. */
+static void map_chunks(const struct tctx *t, struct mapper *m, const int *ridx)
+{
+	const struct st_report *r = t->r;
+	const struct fdr_blk_hdr *h = &r->b->hdr;
+	long top = (long)h->base + (long)h->top_chunk * FDR_CHUNK, lo = h->base;
+	char label[96];
+
+	while (lo < top) {
+		bool pool = in_line_pool(r->b, lo);
+		int o = st_owner_of_fd(r->b, lo);
+		long hi = lo + (pool ? 8 : FDR_CHUNK);
+
+		while (hi < top && in_line_pool(r->b, hi) == pool && st_owner_of_fd(r->b, hi) == o)
+			hi += pool ? 8 : FDR_CHUNK;
+		if (o < 0) {
+			map_sparse(m, "unowned", lo, hi);
+		} else {
+			const struct st_owner *ow = ridx && ridx[o] >= 0 ? &r->owners[ridx[o]] : NULL;
+			char ol[48];
+
+			if (ow)
+				st_owner_label(r, ow, ol, sizeof(ol));
+			else
+				snprintf(ol, sizeof(ol), "owner %d", o);
+			snprintf(label, sizeof(label), "%s%s %ld-%ld", ol,
+				 pool && o != (int)FDR_OWN_LINES ? " lines" : "", lo, hi - 1);
+			map_dense(m, label, lo, hi);
+		}
+		lo = hi;
+	}
+}
+
 static void map(const struct tctx *t)
 {
 	const struct st_report *r = t->r;
@@ -344,7 +418,6 @@ static void map(const struct tctx *t)
 	{
 		const struct fdr_blk_hdr *h = &r->b->hdr;
 		long base = h->base, top = base + (long)h->top_chunk * FDR_CHUNK;
-		uint32_t c = 0;
 		char label[96];
 		/* Owner index to report row: a lookup per run, not a search. */
 		int *ridx = malloc((h->nowners ? h->nowners : 1) * sizeof(*ridx));
@@ -358,113 +431,144 @@ static void map(const struct tctx *t)
 			snprintf(label, sizeof(label), "low 0-%ld", base - 1);
 			map_dense(&m, label, 0, base);
 		}
-		/* Claimed chunks in fd order, a row per run of one owner. */
-		while (c < h->top_chunk) {
-			uint32_t e = c + 1;
-			long lo = base + (long)c * FDR_CHUNK, hi;
-			int o = st_owner_of_fd(r->b, lo);
-
-			while (e < h->top_chunk &&
-			       st_owner_of_fd(r->b, base + (long)e * FDR_CHUNK) == o)
-				e++;
-			hi = base + (long)e * FDR_CHUNK;
-			if (o < 0) {
-				map_sparse(&m, "unowned", lo, hi);
-			} else {
-				const struct st_owner *ow = ridx && ridx[o] >= 0 ?
-							    &r->owners[ridx[o]] : NULL;
-				char ol[48];
-
-				if (ow)
-					st_owner_label(r, ow, ol, sizeof(ol));
-				else
-					snprintf(ol, sizeof(ol), "owner %d", o);
-				snprintf(label, sizeof(label), "%s %ld-%ld", ol, lo, hi - 1);
-				map_dense(&m, label, lo, hi);
-			}
-			c = e;
-		}
+		map_chunks(t, &m, ridx);
 		if (max > top)
 			map_sparse(&m, "above", top, max);
 		free(ridx);
 	}
 }
 
-void st_summary_text(FILE *out, const struct st_report *r)
+static void put_purity_kv(FILE *out, const char *k, double p)
 {
-	fprintf(out, "summary: pid=%ld library=%s open_fds=%zu groups=%u shared_lines=%lu "
-		"shared_socket_lines=%lu client_sockets=%lu shared_client_lines=%lu", r->p->pid,
-		r->b ? "yes" : r->lib_mapped ? "inactive" : "no", r->p->nfds, r->ngroups,
-		r->t.shared, r->t.sock_shared, r->client_sockets, r->t.client_shared);
-	if (r->b) {
-		fputs(" min_purity=", out);
-		if (r->min_purity < 0)
-			fputc('-', out);
-		else
-			fprintf(out, "%.1f", r->min_purity);
-		fputs(" min_client_purity=", out);
-		if (r->min_client_purity < 0)
-			fputc('-', out);
-		else
-			fprintf(out, "%.1f", r->min_client_purity);
-		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
-			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64, r->placed,
-			r->fallbacks, r->probes, st_model_word(&r->b->hdr), r->b->hdr.realignments,
-			r->b->hdr.misses);
+	if (p < 0)
+		fprintf(out, " %s=-", k);
+	else
+		fprintf(out, " %s=%.1f", k, p);
+}
+
+void st_summary_text(FILE *out, const struct st_summary *s)
+{
+	const char *why = st_reason_word(s->reason);
+
+	if (s->error[0]) {
+		fprintf(out, "summary: pid=%ld error=%s\n", s->pid, s->error_reason);
+		return;
 	}
-	fputc('\n', out);
+	fprintf(out, "summary: pid=%ld library=%s open_fds=%zu groups=%u shared_lines=%lu "
+		"shared_socket_lines=%lu client_sockets=%lu shared_client_lines=%lu", s->pid,
+		s->library, s->open_fds, s->groups, s->shared_lines, s->shared_socket_lines,
+		s->client_sockets, s->shared_client_lines);
+	if (s->block) {
+		put_purity_kv(out, "min_purity", s->min_purity);
+		put_purity_kv(out, "min_client_purity", s->min_client_purity);
+		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
+			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64 " unseen_fds=%lu",
+			s->placed, s->fallbacks, s->probes, s->model, s->realignments, s->misses,
+			s->unseen);
+	}
+	fprintf(out, " reason=%s\n", why ? why : "-");
+}
+
+/* The block's header lines: version, settings, geometry, the bound. */
+static void block_head(const struct tctx *t)
+{
+	const struct st_report *r = t->r;
+	const struct st_proc *p = r->p;
+	const struct fdr_blk_hdr *h = &r->b->hdr;
+	FILE *out = t->out;
+	unsigned long long cap = h->nr_open < p->soft_limit || !p->soft_limit ?
+				 h->nr_open : p->soft_limit;
+
+	fputs("libfdrange ", out);
+	st_put_escaped(out, h->lib_version, sizeof(h->lib_version));
+	fprintf(out, ", stats block v%" PRIu32 " (memfd mapped at %" PRIx64 "-%" PRIx64
+		", read through %s)\n", h->version, r->b->map_start, r->b->map_end,
+		r->b->via ? r->b->via : "memory");
+	settings(t);
+	fprintf(out, "geometry: 64-fd chunks from fd %" PRIu32 ", %u claimed, top %" PRIu32
+		" of %" PRIu32 "; width: ", h->base, r->claimed_chunks, h->top_chunk, h->nchunks);
+	if (h->fixed_width)
+		fprintf(out, "fixed, %" PRIu32 " fds per range", h->fixed_width);
+	else
+		fputs("growable", out);
+	fprintf(out, "; limit %llu (RLIMIT_NOFILE %" PRIu64 " as the library saw it, %"
+		PRIu64 " %s, %llu now); fs.nr_open %" PRIu64 "\n", cap, h->limit,
+		h->limit_changes, st_pl(h->limit_changes, "change", "changes"), p->soft_limit,
+		h->nr_open);
+	if (p->soft_limit && p->soft_limit != h->limit)
+		fprintf(out, "  note: the limit was changed from outside; fds that no longer "
+			"fit fall back\n");
+	if (h->bound_top) {
+		fprintf(out, "  do-no-harm bound: chunks only below fd %" PRIu64
+			" (max(FD_SETSIZE, 2 x open fds + 64)); ", h->bound_top);
+		if (h->counts)
+			fprintf(out, "open fds counted %" PRIu64 " %s, %" PRIu64 " at the last\n",
+				h->counts, st_pl(h->counts, "time", "times"), h->open_counted);
+		else
+			fprintf(out, "open fds not counted yet (no claim reached it)\n");
+	}
+}
+
+static void why_line(const struct tctx *t)
+{
+	const struct st_report *r = t->r;
+	char why[ST_WHY_MAX + 200];
+
+	st_reason_text(r, why, sizeof(why));
+	if (r->b) {
+		if (r->reason != ST_R_NONE) {
+			fputs("not placing fds: ", t->out);
+			st_put_escaped(t->out, why, sizeof(why));
+			fputc('\n', t->out);
+		}
+		if (st_unseen_matters(r))
+			fprintf(t->out, "note: at least %lu of the %zu open fds never passed through "
+				"libfdrange: inherited, made before it loaded, or by calls it does not "
+				"wrap (raw syscalls as in Go programs, glibc-internal opens, io_uring, "
+				"SCM_RIGHTS)\n", st_unseen(r), r->p->nfds);
+		return;
+	}
+	fputs(r->reason == ST_R_INHERITED ? "stats block: " : "no stats block: ", t->out);
+	st_put_escaped(t->out, why, sizeof(why));
+	if (r->reason == ST_R_INHERITED)
+		fputs(" (a fork child keeps its parent's block, unused, until it places an fd: "
+		      "those counters are not this process's)", t->out);
+	fputs(".\nFrom /proc alone the serving thread of an fd cannot be known, nor what the\n"
+	      "library would have placed; shown instead: which epoll instance watches each fd\n"
+	      "(event-loop servers such as memcached run one per thread), and how the\n"
+	      "kernel's lowest-free numbering interleaves them in the fd table.\n", t->out);
 }
 
 void st_render_text(FILE *out, const struct st_report *r, const struct st_text_opts *o)
 {
 	struct tctx t = { out, r, o->color };
 	const struct st_proc *p = r->p;
+	struct st_summary sum;
 
 	fprintf(out, "pid %ld (", p->pid);
 	st_put_escaped(out, p->comm, sizeof(p->comm));
-	fprintf(out, "): %zu open fds, RLIMIT_NOFILE %llu\n", p->nfds, p->soft_limit);
+	fprintf(out, "): %zu open %s, %u %s, RLIMIT_NOFILE %llu\n", p->nfds,
+		st_pl(p->nfds, "fd", "fds"), p->threads, st_pl(p->threads, "thread", "threads"),
+		p->soft_limit);
+	if (st_other_ns(p))
+		fprintf(out, "pid namespace: its own, where it is pid %ld; pids and tids here are "
+			"as seen from this one\n", p->nspid);
+	if (r->b)
+		block_head(&t);
+	why_line(&t);
 	if (r->b) {
-		const struct fdr_blk_hdr *h = &r->b->hdr;
-		unsigned long long cap = h->nr_open < p->soft_limit || !p->soft_limit ?
-					 h->nr_open : p->soft_limit;
-
-		fputs("libfdrange ", out);
-		st_put_escaped(out, h->lib_version, sizeof(h->lib_version));
-		fprintf(out, ", stats block v%" PRIu32 " (memfd mapped at %" PRIx64 "-%" PRIx64
-			", read through %s)%s\n", h->version, r->b->map_start, r->b->map_end,
-			r->b->via ? r->b->via : "memory",
-			h->flags & FDR_BLK_ACTIVE ? "" : "; the library is not placing fds");
-		settings(&t);
-		fprintf(out, "geometry: 64-fd chunks from fd %" PRIu32 ", %u claimed, top %" PRIu32
-			" of %" PRIu32 "; width: ", h->base, r->claimed_chunks, h->top_chunk,
-			h->nchunks);
-		if (h->fixed_width)
-			fprintf(out, "fixed, %" PRIu32 " fds per range", h->fixed_width);
-		else
-			fputs("growable", out);
-		fprintf(out, "; limit %llu (RLIMIT_NOFILE %" PRIu64 " as the library saw it, %"
-			PRIu64 " changes, %llu now); fs.nr_open %" PRIu64 "\n", cap, h->limit,
-			h->limit_changes, p->soft_limit, h->nr_open);
-		if (p->soft_limit && p->soft_limit != h->limit)
-			fprintf(out, "  note: the limit was changed from outside; fds that no longer "
-				"fit fall back\n");
 		handoff(&t);
 		owners(&t);
-	} else {
-		fputs("no stats block: ", out);
-		st_put_escaped(out, r->noblk, sizeof(r->noblk));
-		fputs(".\nFrom /proc alone the serving thread of an fd cannot be known, nor what the\n"
-		      "library would have placed; shown instead: which epoll instance watches each fd\n"
-		      "(event-loop servers such as memcached run one per thread), and how the\n"
-		      "kernel's lowest-free numbering interleaves them in the fd table.\n", out);
 	}
 	groups(&t);
-	fprintf(out, "\nshared 8-fd lines (open fds of two or more %s on one line): %lu of %lu lines "
+	fprintf(out, "\nshared 8-fd lines (open fds of two or more %s on one line): %lu of %lu %s "
 		"with served fds; among sockets only: %lu of %lu; among accepted client sockets: "
 		"%lu of %lu\n", r->b ? "threads" : "epoll instances", r->t.shared, r->t.lines,
-		r->t.sock_shared, r->t.sock_lines, r->t.client_shared, r->t.client_lines);
+		st_pl(r->t.lines, "line", "lines"), r->t.sock_shared, r->t.sock_lines,
+		r->t.client_shared, r->t.client_lines);
 	if (o->map)
 		map(&t);
 	fputc('\n', out);
-	st_summary_text(out, r);
+	st_summarize(r, &sum);
+	st_summary_text(out, &sum);
 }

@@ -6,22 +6,34 @@
  * chosen way, then prints "ready" and sleeps until killed.  So stat can be
  * tested against hostile and broken targets without the library.
  *
- * usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE]
+ * usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE] [-u UID]
  * MODE: valid, plain (no block), inactive (no block; maps LIBFILE, a file
  * named libfdrange.so), escapes (names, version and settings full of
  * terminal escapes; comm and thread names too), huge_width, bad_offsets,
  * nowners_big, wrong_pid, truncated, bad_rot, bad_kind, bad_chunk,
- * no_nul, bad_model, bad_policy, wrong_version.
+ * no_nul, bad_model, bad_policy, wrong_version, bad_line, bad_why;
+ * the reasons a library places nothing: disabled (FDRANGE_DISABLE=1),
+ * config (a bad FDRANGE_SLOTS), seccomp_late (a filter installed while
+ * running), limit (RLIMIT_NOFILE below the first chunk), single (no
+ * second thread), seccomp_start (no block, LIBFILE mapped, a seccomp
+ * filter installed: what the library leaves when started under one);
+ * inherited (the block made, then fork(): the child, which keeps it
+ * mapped, prints "child PID" before the parent's "ready"); zombie (no
+ * block; a child that exits unreaped, "zombie PID" before "ready").
  * -n N: N more fds (dups of /dev/null) above the block's chunks, with
  * RLIMIT_NOFILE raised to fit (the linear-time test).
  * -d DECOYS: before the block, DECOYS other "fdrange" memfd blocks, each
  * valid but for its pid (a process forging blocks).
+ * -u UID: once ready, switch to UID (and gid UID): the process is no
+ * longer dumpable, so that only root may read it.
  *
  * The fds it describes: a TCP listener and connections to itself; thread
  * A's accepted sockets in chunks 0 and 2 (fds 64-127, 192-255), thread B's
  * in chunk 1 plus one in A's chunk 0 (so chunk 0 is shared and A's purity
- * is below 100%), a pending accepted socket in the sparse pool's chunk 3.
- * Each accepted socket is registered with its thread's epoll instance.
+ * is below 100%), a pending accepted socket in the learning pool's chunk
+ * 3, and in the line pool's chunk 4 one socket of B's on the line B holds
+ * (fd 320) and one of A's on A's (fd 328).  Each accepted socket but the
+ * pending one is registered with its thread's epoll instance.
  */
 #include "block.h"
 #include "options.h"
@@ -29,6 +41,8 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,6 +54,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define DIE(...) do { fprintf(stderr, "fake_block: " __VA_ARGS__); fputc('\n', stderr); \
@@ -74,10 +89,13 @@ static size_t layout(struct fdr_blk_hdr *h)
 	size_t owners_off = FDR_BLK_HDR_SIZE;
 	size_t chunks_off = owners_off + (size_t)FDR_MAX_OWNERS * sizeof(struct fdr_blk_owner);
 	unsigned nchunks = (NR_OPEN - 64 - BASE) / FDR_CHUNK;
-	size_t recs_off = (chunks_off + nchunks * sizeof(uint32_t) + 4095) & ~(size_t)4095;
+	size_t lines_off = chunks_off + nchunks * sizeof(uint32_t);
+	size_t recs_off = (lines_off + (size_t)nchunks * FDR_LINES_PER_CHUNK * sizeof(uint32_t) +
+			   4095) & ~(size_t)4095;
 
 	h->owners_off = owners_off;
 	h->chunks_off = chunks_off;
+	h->lines_off = lines_off;
 	h->recs_off = recs_off;
 	h->nrecs = NR_OPEN;
 	h->nchunks = nchunks;
@@ -146,27 +164,111 @@ static void fill_settings(struct fdr_blk_hdr *h, bool escapes)
 	}
 }
 
+/* An allow-everything filter: what counts is that one is in force. */
+static void install_seccomp(void)
+{
+	struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+	struct sock_fprog prog = { 1, &allow };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0))
+		DIE("seccomp: %s", strerror(errno));
+}
+
+static bool is(const char *m)
+{
+	return !strcmp(mode, m);
+}
+
+/* The modes whose library places nothing: no owner but the pools. */
+static void inactive_block(struct fdr_blk_hdr *h, struct fdr_blk_owner *own)
+{
+	if (is("disabled") || is("config")) {
+		h->flags = 0;
+		h->why_inactive = is("disabled") ? FDR_WHY_DISABLED : FDR_WHY_CONFIG;
+		if (is("config"))
+			snprintf(h->why_msg, sizeof(h->why_msg), "libfdrange: FDRANGE_SLOTS=\"abc\": "
+				 "not a number; accepted: 'auto' or an integer from 1 to 1024; "
+				 "passing all calls through");
+		h->nowners = 0;
+		h->top_chunk = 0;
+		h->model = FDR_MODEL_NONE;
+		h->rot_len = 0;
+		memset(own, 0, 5 * sizeof(*own));
+	} else if (is("seccomp_late")) {
+		h->flags = 0;
+		h->why_inactive = FDR_WHY_SECCOMP;
+	} else if (is("limit") || is("single")) {
+		h->limit = is("limit") ? 100 : 20000;
+		h->single_kept = 4;
+		h->nowners = FDR_OWN_FIRST;
+		h->top_chunk = 0;
+		h->model = FDR_MODEL_NONE;
+		h->rot_len = 0;
+		memset(own + FDR_OWN_FIRST, 0, 2 * sizeof(*own));
+		own[FDR_OWN_SPARSE].placed = 0;
+	}
+}
+
+/* inherited: fork, the child keeps the block; both stay until killed. */
+static void fork_child(void)
+{
+	int sync[2];
+	pid_t child;
+	char c;
+
+	if (pipe(sync))
+		DIE("pipe");
+	child = fork();
+	if (child < 0)
+		DIE("fork: %s", strerror(errno));
+	if (child == 0) {
+		if (is("zombie"))
+			_exit(0);
+		printf("child %d\n", getpid());
+		fflush(stdout);
+		if (write(sync[1], "c", 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (is("zombie")) {
+		siginfo_t si;
+
+		/* Exited, and left unreaped: WNOWAIT keeps it a zombie. */
+		if (waitid(P_PID, (id_t)child, &si, WEXITED | WNOWAIT))
+			DIE("waitid: %s", strerror(errno));
+		printf("zombie %d\n", child);
+	} else if (read(sync[0], &c, 1) != 1) {
+		DIE("child did not start");
+	}
+	close(sync[0]);
+	close(sync[1]);
+}
+
 int main(int argc, char **argv)
 {
 	static struct fdset set;
 	struct fdr_blk_hdr tmpl, *h;
-	struct fdr_blk_owner *own;
-	uint32_t *chunks;
+	struct fdr_blk_owner *own, *ta;
+	uint32_t *chunks, *lines;
 	uint64_t *recs;
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	pthread_t th[2];
 	const char *libfile = NULL;
-	unsigned long extra = 0;
+	unsigned long extra = 0, uid = 0;
 	unsigned decoys = 0;
 	size_t size;
 	int lfd, ep[2], opt, c;
 
 	if (argc < 2)
-		DIE("usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE]");
+		DIE("usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE] [-u UID]");
 	mode = argv[1];
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:d:l:")) != -1) {
-		if (opt == 'n')
+	while ((opt = getopt(argc, argv, "n:d:l:u:")) != -1) {
+		if (opt == 'u')
+			uid = strtoul(optarg, NULL, 10);
+		else if (opt == 'n')
 			extra = strtoul(optarg, NULL, 10);
 		else if (opt == 'd')
 			decoys = (unsigned)strtoul(optarg, NULL, 10);
@@ -179,7 +281,7 @@ int main(int argc, char **argv)
 		prctl(PR_SET_NAME, "\033[31mred\033[0m", 0, 0, 0);
 	if (pipe2(ready_pipe, O_CLOEXEC) || pipe2(hold_pipe, O_CLOEXEC))
 		DIE("pipe");
-	for (long i = 0; i < 2; i++) {
+	for (long i = 0; i < (is("single") ? 0 : 2); i++) {
 		char r;
 
 		if (pthread_create(&th[i], NULL, thread_main, (void *)i))
@@ -201,7 +303,7 @@ int main(int argc, char **argv)
 		/* [thread, first fd, count, registered] */
 		static const int plan[][4] = {
 			{ 0, 64, 6, 1 }, { 1, 70, 1, 1 }, { 1, 128, 4, 1 }, { 0, 192, 3, 1 },
-			{ 0, 256, 1, 0 },
+			{ 0, 256, 1, 0 }, { 1, 320, 1, 1 }, { 0, 328, 1, 1 },
 		};
 
 		for (unsigned p = 0; p < sizeof(plan) / sizeof(plan[0]); p++)
@@ -236,7 +338,7 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 
-	if (strcmp(mode, "plain") != 0 && strcmp(mode, "inactive") != 0) {
+	if (!is("plain") && !is("inactive") && !is("seccomp_start") && !is("zombie")) {
 		memset(&tmpl, 0, sizeof(tmpl));
 		size = layout(&tmpl);
 		h = map_memfd(size);
@@ -247,57 +349,76 @@ int main(int argc, char **argv)
 		h->size = size;
 		h->pid = getpid();
 		h->flags = FDR_BLK_ACTIVE;
+		h->why_inactive = FDR_WHY_ACTIVE;
 		snprintf(h->lib_version, sizeof(h->lib_version), "%s",
 			 !strcmp(mode, "escapes") ? "1\033[5m\302\233" : "0.2.0-fake");
 		fill_settings(h, !strcmp(mode, "escapes"));
+		for (unsigned i = 0; is("disabled") && i < h->nsettings; i++)
+			if (!strcmp(h->settings[i].name, "FDRANGE_DISABLE")) {
+				snprintf(h->settings[i].value, sizeof(h->settings[i].value), "1");
+				h->settings[i].from_env = 1;
+			}
 		h->base = BASE;
 		h->chunk = FDR_CHUNK;
-		h->top_chunk = 4;
-		h->nowners = 4;
+		h->top_chunk = 5;
+		h->nowners = 5;
 		h->limit = 20000;
 		h->nr_open = NR_OPEN;
 		h->limit_changes = 1;
 		h->policy = 0;  /* auto */
 		h->model = FDR_MODEL_ROTATION;
 		h->rot_len = 2;
-		h->rot_owner[0] = 2;
-		h->rot_owner[1] = 3;
+		h->rot_owner[0] = FDR_OWN_FIRST;
+		h->rot_owner[1] = FDR_OWN_FIRST + 1;
 		h->learned_after = 4;
 		h->relearns = 1;
-		h->accepted = 15;
-		h->observed = 14;
+		h->accepted = 17;
+		h->observed = 16;
 		h->hits = 9;
 		h->misses = 1;
 		h->realignments = 2;
+		h->bound_top = 1024;
 		h->owner_size = sizeof(struct fdr_blk_owner);
 		h->max_owners = FDR_MAX_OWNERS;
 		own = (struct fdr_blk_owner *)((char *)h + h->owners_off);
 		chunks = (uint32_t *)((char *)h + h->chunks_off);
+		lines = (uint32_t *)((char *)h + h->lines_off);
 		recs = (uint64_t *)((char *)h + h->recs_off);
-		own[0].kind = FDR_KIND_SPARSE;
-		own[0].placed = 1;
-		own[1].kind = FDR_KIND_SHARED;
-		own[2].kind = FDR_KIND_THREAD;
-		own[2].tid = (uint32_t)tids[0];
-		own[2].placed = 9;
-		own[2].inplace = 2;
-		own[2].fallback[FDR_FB_FULL] = 1;
-		own[2].probes = 3;
-		own[2].claims = 2;
-		own[2].chunks = 2;
-		own[3].kind = FDR_KIND_THREAD;
-		own[3].tid = (uint32_t)tids[1];
-		own[3].placed = 5;
-		own[3].fallback[FDR_FB_LIMIT] = 2;
-		own[3].probes = 1;
-		own[3].claims = 1;
-		own[3].chunks = 1;
-		chunks[0] = 3;  /* owner index + 1 */
-		chunks[1] = 4;
-		chunks[2] = 3;
-		chunks[3] = 1;
+		own[FDR_OWN_SPARSE].kind = FDR_KIND_SPARSE;
+		own[FDR_OWN_SPARSE].placed = 1;
+		own[FDR_OWN_SHARED].kind = FDR_KIND_SHARED;
+		own[FDR_OWN_LINES].kind = FDR_KIND_LINES;
+		own[FDR_OWN_LINES].chunks = 1;
+		own[FDR_OWN_LINES].claims = 1;
+		ta = &own[FDR_OWN_FIRST];
+		ta->kind = FDR_KIND_THREAD;
+		ta->tid = (uint32_t)tids[0];
+		ta->placed = 10;
+		ta->inplace = 2;
+		ta->fallback[FDR_FB_FULL] = 1;
+		ta->probes = 3;
+		ta->claims = 3;
+		ta->chunks = 2;
+		ta->lines = 1;
+		ta[1].kind = FDR_KIND_THREAD;
+		ta[1].tid = (uint32_t)tids[1];
+		ta[1].placed = 6;
+		ta[1].fallback[FDR_FB_LIMIT] = 2;
+		ta[1].fallback[FDR_FB_NEAR] = 1;
+		ta[1].probes = 1;
+		ta[1].claims = 2;
+		ta[1].chunks = 1;
+		ta[1].lines = 1;
+		chunks[0] = FDR_OWN_FIRST + 1;  /* owner index + 1 */
+		chunks[1] = FDR_OWN_FIRST + 2;
+		chunks[2] = FDR_OWN_FIRST + 1;
+		chunks[3] = FDR_OWN_SPARSE + 1;
+		chunks[4] = FDR_OWN_LINES + 1;
+		lines[4 * FDR_LINES_PER_CHUNK] = FDR_OWN_FIRST + 2;      /* 320-327: B's */
+		lines[4 * FDR_LINES_PER_CHUNK + 1] = FDR_OWN_FIRST + 1;  /* 328-335: A's */
 		for (unsigned i = 0; i < set.n; i++)
 			recs[set.fd[i]] = set.pending[i] ? FDR_REC_MAKE(i, 3, 1) : set.tid[i];
+		inactive_block(h, own);
 
 		if (!strcmp(mode, "huge_width"))
 			h->fixed_width = 0x7fffffc0u;
@@ -323,7 +444,12 @@ int main(int argc, char **argv)
 			h->policy = 3;
 		else if (!strcmp(mode, "wrong_version"))
 			h->version = 1;
-		else if (strcmp(mode, "valid") != 0 && strcmp(mode, "escapes") != 0)
+		else if (is("bad_line"))
+			lines[4 * FDR_LINES_PER_CHUNK + 2] = FDR_MAX_OWNERS + 5;
+		else if (is("bad_why"))
+			h->why_inactive = 9;
+		else if (!is("valid") && !is("escapes") && !is("disabled") && !is("config") &&
+			 !is("seccomp_late") && !is("limit") && !is("single") && !is("inherited"))
 			DIE("unknown mode '%s'", mode);
 
 		/* Forged blocks, mapped after the real one: the kernel places
@@ -335,6 +461,13 @@ int main(int argc, char **argv)
 			f->pid = getpid() + 1 + (int)d;
 		}
 	}
+	if (is("inherited") || is("zombie"))
+		fork_child();
+	if (is("seccomp_start"))
+		install_seccomp();
+	if (uid && (setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) ||
+		    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid)))
+		DIE("setresuid %lu: %s", uid, strerror(errno));
 	printf("ready %d\n", getpid());
 	fflush(stdout);
 	for (;;)

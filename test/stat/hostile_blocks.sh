@@ -17,6 +17,7 @@ check_refused() { # MODE FIELD-PATTERN
 	[ "$(wc -l <"$err")" = 1 ] || { cat "$err"; fail "$1: not one line"; }
 	grep -q "^fdrange stat: pid $fpid: stats block at [0-9a-f]*-[0-9a-f]* refused: $2" "$err" ||
 		fail "$1: message '$(cat "$err")' does not name '$2'"
+	said=$(sed 's/.*refused: //' "$err")
 	run_stat --json "$fpid"
 	[ "$rc" = 3 ] || fail "$1 --json: exit $rc, expected 3"
 	python3 -c '
@@ -24,10 +25,10 @@ import json, sys
 lines = open(sys.argv[1]).read().splitlines()
 assert len(lines) == 1, lines
 d = json.loads(lines[0])
-assert d["schema"] == 1 and sys.argv[2] in d["error"], d
+assert d["schema"] == 1 and sys.argv[2] in d["error"] and d["reason"] == "refused", d
 ' "$out" "refused: $(echo "$2" | sed 's/ .*//; s/\\//g')" || fail "$1 --json: $(cat "$out")"
 	stop_fake
-	echo "ok: $1 refused: $(sed 's/.*refused: //' "$err")"
+	echo "ok: $1 refused: $said"
 }
 
 check_refused huge_width "fixed_width 2147483584 is not a multiple of 64"
@@ -41,6 +42,8 @@ check_refused bad_chunk "chunk 2: owner 2147483647"
 check_refused no_nul "lib_version is not NUL-terminated"
 check_refused bad_model "model 17 is not a known model"
 check_refused bad_policy "policy 3 is not a known policy"
+check_refused bad_line "line 34: holder 1032 (index + 1) exceeds max_owners 1027"
+check_refused bad_why "why_inactive 9 is not a known reason"
 
 # Another release's block (another version) is not refused: shown as
 # inactive, with what /proc alone tells.
@@ -48,7 +51,7 @@ start_fake wrong_version
 run_stat --color=never "$fpid"
 [ "$rc" = 0 ] || { cat "$err"; fail "wrong_version: exit $rc, expected 0"; }
 [ "$(summary_field "$out" library)" = inactive ] || fail "wrong_version: not library=inactive"
-grep -q "^no stats block: its stats block is of another libfdrange release: version 1, this fdrange reads version 2 only" "$out" ||
+grep -q "^no stats block: its stats block is of another libfdrange release: version 1, this fdrange reads version 3 only" "$out" ||
 	fail "wrong_version: $(sed -n 2p "$out")"
 stop_fake
 echo "ok: another release's block shown as inactive"

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small valid stats block (lib/block.h) in a buffer, for the unit tests
- * of fdr_blk_check() and the fuzz target's seeds: 8 owner records, 63
- * chunks from fd 64, records for fds 0..255.  Two threads (tids 101 and
- * 102) hold chunks 0, 2 and 1; the sparse pool chunk 3; a rotation over
- * both.  Tests corrupt a copy one field at a time.
+ * A small valid stats block (lib/block.h, v3) in a buffer, for the unit
+ * tests of fdr_blk_check() and the fuzz target's seeds: 8 owner records,
+ * 63 chunks from fd 64, records for fds 0..511.  Two threads (tids 101
+ * and 102, owners 3 and 4) hold chunks 0, 2 and 1; the learning pool
+ * chunk 3; the line pool chunk 4, whose first line (fds 320-327) thread
+ * 102 holds and second (328-335) thread 101; a rotation over both.
+ * Tests corrupt a copy one field at a time.
  */
 #ifndef TEST_STAT_MKBLOCK_H
 #define TEST_STAT_MKBLOCK_H
@@ -16,10 +18,11 @@
 
 #define MKB_OWNERS   8u
 #define MKB_NCHUNKS  63u
-#define MKB_NRECS    256u
+#define MKB_NRECS    512u
 #define MKB_OWNERS_OFF  FDR_BLK_HDR_SIZE
 #define MKB_CHUNKS_OFF  (MKB_OWNERS_OFF + MKB_OWNERS * FDR_OWNER_SIZE)
-#define MKB_RECS_OFF    ((MKB_CHUNKS_OFF + MKB_NCHUNKS * 4u + 7u) & ~7u)
+#define MKB_LINES_OFF   (MKB_CHUNKS_OFF + MKB_NCHUNKS * 4u)
+#define MKB_RECS_OFF    ((MKB_LINES_OFF + MKB_NCHUNKS * FDR_LINES_PER_CHUNK * 4u + 7u) & ~7u)
 #define MKB_SIZE        (MKB_RECS_OFF + MKB_NRECS * 8u)
 
 /* The header of the block in @buf (at least MKB_SIZE bytes, 8-aligned). */
@@ -37,6 +40,11 @@ static inline void mkb_set_owner(void *buf, unsigned i, const struct fdr_blk_own
 static inline void mkb_set_chunk(void *buf, unsigned c, uint32_t v)
 {
 	memcpy((char *)buf + MKB_CHUNKS_OFF + (size_t)c * 4u, &v, sizeof(v));
+}
+
+static inline void mkb_set_line(void *buf, unsigned l, uint32_t v)
+{
+	memcpy((char *)buf + MKB_LINES_OFF + (size_t)l * 4u, &v, sizeof(v));
 }
 
 static inline void mkb_set_rec(void *buf, unsigned fd, uint64_t v)
@@ -70,15 +78,15 @@ static inline size_t mkblock(void *buf, int pid)
 	h->base = 64;
 	h->chunk = FDR_CHUNK;
 	h->nchunks = MKB_NCHUNKS;
-	h->top_chunk = 4;
-	h->nowners = 4;
+	h->top_chunk = 5;
+	h->nowners = 5;
 	h->limit = 4096;
 	h->nr_open = 4096;
 	h->policy = 0;
 	h->model = FDR_MODEL_ROTATION;
 	h->rot_len = 2;
-	h->rot_owner[0] = 2;
-	h->rot_owner[1] = 3;
+	h->rot_owner[0] = FDR_OWN_FIRST;
+	h->rot_owner[1] = FDR_OWN_FIRST + 1;
 	h->learned_after = 4;
 	h->accepted = 12;
 	h->observed = 11;
@@ -90,40 +98,60 @@ static inline size_t mkblock(void *buf, int pid)
 	h->chunks_off = MKB_CHUNKS_OFF;
 	h->recs_off = MKB_RECS_OFF;
 	h->nrecs = MKB_NRECS;
+	h->lines_off = MKB_LINES_OFF;
+	h->bound_top = 1024;
+	h->why_inactive = FDR_WHY_ACTIVE;
 
 	memset(&o, 0, sizeof(o));
 	o.kind = FDR_KIND_SPARSE;
 	o.chunks = 1;
 	o.placed = 1;
-	mkb_set_owner(buf, 0, &o);
+	mkb_set_owner(buf, FDR_OWN_SPARSE, &o);
 	o.kind = FDR_KIND_SHARED;
 	o.chunks = 0;
 	o.placed = 0;
-	mkb_set_owner(buf, 1, &o);
+	mkb_set_owner(buf, FDR_OWN_SHARED, &o);
+	o.kind = FDR_KIND_LINES;
+	o.chunks = 1;
+	o.claims = 1;
+	mkb_set_owner(buf, FDR_OWN_LINES, &o);
 	o.kind = FDR_KIND_THREAD;
 	o.tid = 101;
 	o.chunks = 2;
-	o.placed = 7;
+	o.lines = 1;
+	o.placed = 8;
 	o.probes = 2;
+	o.claims = 3;
 	o.fallback[FDR_FB_FULL] = 1;
-	mkb_set_owner(buf, 2, &o);
+	o.fallback[FDR_FB_BOUND] = 1;
+	mkb_set_owner(buf, FDR_OWN_FIRST, &o);
 	o.tid = 102;
 	o.chunks = 1;
-	o.placed = 4;
+	o.placed = 5;
 	o.probes = 0;
+	o.claims = 2;
 	o.fallback[FDR_FB_FULL] = 0;
-	mkb_set_owner(buf, 3, &o);
-	mkb_set_chunk(buf, 0, 3);
-	mkb_set_chunk(buf, 1, 4);
-	mkb_set_chunk(buf, 2, 3);
-	mkb_set_chunk(buf, 3, 1);
-	/* Thread 101 registered fds 64-69 and 192; 102 fds 70 and 128-131. */
+	o.fallback[FDR_FB_BOUND] = 0;
+	o.fallback[FDR_FB_NEAR] = 1;
+	mkb_set_owner(buf, FDR_OWN_FIRST + 1, &o);
+	/* Owner index + 1: threads, the learning pool, the line pool. */
+	mkb_set_chunk(buf, 0, FDR_OWN_FIRST + 1);
+	mkb_set_chunk(buf, 1, FDR_OWN_FIRST + 2);
+	mkb_set_chunk(buf, 2, FDR_OWN_FIRST + 1);
+	mkb_set_chunk(buf, 3, FDR_OWN_SPARSE + 1);
+	mkb_set_chunk(buf, 4, FDR_OWN_LINES + 1);
+	mkb_set_line(buf, 4 * FDR_LINES_PER_CHUNK, FDR_OWN_FIRST + 2);
+	mkb_set_line(buf, 4 * FDR_LINES_PER_CHUNK + 1, FDR_OWN_FIRST + 1);
+	/* Thread 101 registered fds 64-69, 192 and 328; 102 fds 70, 128-131
+	 * and 320. */
 	for (unsigned fd = 64; fd < 70; fd++)
 		mkb_set_rec(buf, fd, 101);
 	mkb_set_rec(buf, 192, 101);
+	mkb_set_rec(buf, 328, 101);
 	mkb_set_rec(buf, 70, 102);
 	for (unsigned fd = 128; fd < 132; fd++)
 		mkb_set_rec(buf, fd, 102);
+	mkb_set_rec(buf, 320, 102);
 	mkb_set_rec(buf, 250, FDR_REC_MAKE(7, 3, 1));
 	return MKB_SIZE;
 }
