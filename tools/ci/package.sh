@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # The Debian packages end to end, as a user gets them (issue 10):
-#   1. builds libfdrange0, libfdrange-dev and fdrange with dpkg-buildpackage
+#   1. builds libfdrange0, libfdrange-dev, fdrange and fdrange-bench with dpkg-buildpackage
 #      from a copy of this tree (so no build tree of ours is anywhere near
 #      what is tested), and checks them with lintian: no error, no warning
 #      that debian/*.lintian-overrides does not justify;
@@ -15,7 +15,9 @@
 #      memcache user), and memcached -t 4 under the installed fdrange
 #      command with a short memcaslap load and 64 held connections; the
 #      installed `fdrange stat PID` must find the installed library
-#      (library=yes) and, for the second, worker-local placement;
+#      (library=yes) and, for the second, worker-local placement; the
+#      installed A/B runner (fdrange-ab-memcached) runs briefly against the
+#      installed library and command and must end with its verdict line;
 #   4. verifies the drop-in with systemd-analyze verify against Debian's
 #      memcached.service (offline: no running systemd needed);
 #   5. purges the packages and checks that every file they had installed is
@@ -73,8 +75,9 @@ step="installing build dependencies"
 # debian/control's Build-Depends, what dpkg-buildpackage itself needs, lintian,
 # and for the tests: memcached (+ its memcache user and unit), memcaslap,
 # gcc for the test client, systemd-analyze.
+# fdrange-bench's runner draws with gnuplot.
 need_packages build-essential dpkg-dev debhelper meson ninja-build pkg-config libcmocka-dev gcc \
-	lintian memcached libmemcached-tools systemd
+	lintian memcached libmemcached-tools systemd gnuplot-nox
 
 tmp=$(mktemp -d /tmp/fdrange-package.XXXXXX)
 chmod 755 "$tmp"   # apt's _apt user reads the .debs from here
@@ -120,7 +123,7 @@ fi
 note "built in $(($(date +%s) - tb)) s (its tests: $(grep -E '^Ok: ' "$tmp/build.log" | tr -s ' ' | head -n 1))"
 debs=("$tmp"/*.deb)
 for d in "${debs[@]}"; do pkgs+=("$(dpkg-deb -f "$d" Package)"); done
-for p in libfdrange0 libfdrange-dev fdrange; do
+for p in libfdrange0 libfdrange-dev fdrange fdrange-bench; do
 	case " ${pkgs[*]} " in *" $p "*) ;; *) die "no $p package was built" ;; esac
 done
 
@@ -268,6 +271,21 @@ note "memcached -t 4 under the installed fdrange, after a 2 s memcaslap load, 64
 kill "$hold_pid"; wait "$hold_pid" 2>/dev/null || true
 stop "$pid"
 
+# (c) The installed A/B runner: its helpers, the installed fdrange and, through
+# it, libfdrange.so by bare name; 4 short rounds, the verdict line at the end.
+[ "$(command -v fdrange-ab-memcached)" = /usr/bin/fdrange-ab-memcached ] ||
+	die "fdrange-ab-memcached on PATH is $(command -v fdrange-ab-memcached || echo nothing), not /usr/bin/fdrange-ab-memcached"
+fdrange-ab-memcached -t 2 -T 2 -c 8 -d 1 -r 4 -q -o "$tmp/ab" >"$tmp/ab.out" 2>&1 ||
+	{ cat "$tmp/ab.out"; die "the installed fdrange-ab-memcached failed (output above)"; }
+verdict=$(tail -n 1 "$tmp/ab.out")
+case $verdict in "verdict: "*" A/A band "*) ;; *) cat "$tmp/ab.out"; die "fdrange-ab-memcached: no verdict line at the end (output above)" ;; esac
+grep -qx "fdrange=/usr/bin/fdrange" "$tmp/ab/run.conf" && grep -qx "library=/usr/lib/$ma/libfdrange.so" "$tmp/ab/run.conf" ||
+	{ cat "$tmp/ab/run.conf"; die "fdrange-ab-memcached did not run B with the installed fdrange and library (run.conf above)"; }
+grep -q '^B locality .*library=yes' "$tmp/ab.out" || { cat "$tmp/ab.out"; die "fdrange-ab-memcached: B ran without the library (output above)"; }
+grep -q '"verdict": "' "$tmp/ab/result.json" || die "fdrange-ab-memcached wrote no result.json with a verdict"
+[ "$(head -c 8 "$tmp/ab/chart.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] || die "fdrange-ab-memcached wrote no PNG chart"
+note "fdrange-ab-memcached (installed, 4 rounds of 1 s): $verdict"
+
 # --- 4. the systemd drop-in ------------------------------------------------
 step="systemd-analyze verify"
 # systemd-analyze verify reads a unit's drop-ins from the unit file's own
@@ -318,4 +336,5 @@ LD_PRELOAD=libfdrange.so /bin/true 2>&1 | grep -q "cannot be preloaded" ||
 
 echo "package: ok: ${#pkgs[@]} packages built from a copy of the tree, lintian clean," \
 	"installed library placed fds (bare-name LD_PRELOAD as memcached.service, fdrange command)," \
+	"the installed A/B runner gave its verdict," \
 	"drop-in verified, purged without residue ($(($(date +%s) - t0)) s)"
