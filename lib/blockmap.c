@@ -44,7 +44,7 @@
 
 static void *sys_mmap(size_t len, int prot, int flags, int fd)
 {
-	long r = SYS_CALL(SYS_mmap, NULL, len, prot, flags, fd, 0);
+	long r = SYS_CALL(SYS_mmap, 0L, len, prot, flags, fd, 0);
 
 	/* The raw syscall returns the address as a long; there is no other way. */
 	return r < 0 && r > -4096 ? NULL : (void *)r; // NOLINT(performance-no-int-to-ptr)

@@ -70,8 +70,8 @@ static int dup_exact(int fd, unsigned long lo, bool cloexec, struct fdr_blk_owne
  */
 static unsigned sparse_cursor;  /* the line after the last one used */
 
-static long sparse_try(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap,
-		       unsigned line, long *nfd)
+static int sparse_try(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap,
+		      unsigned line, long *nfd)
 {
 	int r = dup_exact(fd, fdr_line_lo(fdr_st.cfg.base, line), cloexec, ow, cap, nfd);
 

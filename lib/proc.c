@@ -53,7 +53,7 @@ static unsigned new_epoch(void)
 
 int fdr_proc_start(void)
 {
-	long r = SYS_CALL(SYS_mmap, NULL, 4096, PROT_READ | PROT_WRITE,
+	long r = SYS_CALL(SYS_mmap, 0L, 4096, PROT_READ | PROT_WRITE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	struct fdr_proc *p;
 

@@ -65,7 +65,7 @@ static unsigned long read_nr_open(void)
 static long read_limit_raw(unsigned long *soft)
 {
 	struct rlimit rl = { 0, 0 };
-	long ret = SYS_CALL(SYS_prlimit64, 0, RLIMIT_NOFILE, NULL, &rl);
+	long ret = SYS_CALL(SYS_prlimit64, 0, RLIMIT_NOFILE, 0L, &rl);
 
 	*soft = rl.rlim_cur;
 	return ret < 0 ? ret : 0;

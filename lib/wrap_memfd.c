@@ -12,5 +12,5 @@ FDR_EXPORT int memfd_create(const char *name, unsigned int flags)
 	int fd = FDR_CREATE(next ? next(name, flags) :
 			    (int)fdr_syscall(SYS_memfd_create, name, flags));
 
-	return fdr_wrap_place(fd, flags & MFD_CLOEXEC, FDR_FROM_OTHER);
+	return fdr_wrap_place(fd, (flags & MFD_CLOEXEC) != 0, FDR_FROM_OTHER);
 }

@@ -18,6 +18,8 @@ sed -n '/static const struct maker makers\[\] = {/,/^};/p' "$src/test/prog/commo
 
 # Exports that create no fd, and the test that calls each (NAME FILE).
 others="epoll_ctl test/prog/handoff_is_learned.c
+prctl test/security/seccomp_filter_in_threads.c
+syscall test/security/seccomp_filter_in_threads.c
 setrlimit test/prog/lowered_limit_moves_ranges.c
 setrlimit64 test/prog/lowered_limit_moves_ranges.c
 prlimit test/prog/lowered_limit_moves_ranges.c

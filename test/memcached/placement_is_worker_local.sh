@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # memcached -t 4 -c 4096 under libfdrange with NO settings: with 64 client
 # connections open, each worker's connections lie on 8-fd lines of their
-# own and in 64-fd chunks of their own (except the few the library placed
+# own and, beyond its first line (in the lines pool's chunk, a line per
+# worker), in 64-fd chunks of their own (except the few the library placed
 # alone on a line while it learned the rotation), the highest connection
 # fd stays below 1024, checked from /proc alone (which epoll instance
 # watches each fd) and from `fdrange stat` (purity, shared lines, model).
@@ -17,7 +18,7 @@ hold "$MC_PORT" 64
 cat "$TMP/stat.txt"
 
 # /proc alone: the epoll instance watching each connection.
-declare -A watcher line_ep chunk_ep per_ep
+declare -A watcher line_ep chunk_ep chunk_n per_ep
 for info in /proc/"$MC_PID"/fdinfo/*; do
 	ep=${info##*/}
 	[ "$(readlink "/proc/$MC_PID/fd/$ep" 2>/dev/null)" = "anon_inode:[eventpoll]" ] || continue
@@ -42,11 +43,17 @@ for f in /proc/"$MC_PID"/fd/*; do
 		alone=$((alone + 1))     # maybe placed alone on its line while learning
 		continue
 	fi
-	if [ -n "${chunk_ep[$c]:-}" ] && [ "${chunk_ep[$c]}" != "$ep" ]; then
-		fail "64-fd chunk $c holds connections of epoll ${chunk_ep[$c]} and epoll $ep"
-	fi
-	chunk_ep[$c]=$ep
+	chunk_n[$c.$ep]=$(( ${chunk_n[$c.$ep]:-0} + 1 ))
+	[ -n "${chunk_ep[$c]:-}" ] && [ "${chunk_ep[$c]}" != "$ep" ] && chunk_ep[$c]=mixed
+	[ -n "${chunk_ep[$c]:-}" ] || chunk_ep[$c]=$ep
 	per_ep[$ep]=$(( ${per_ep[$ep]:-0} + 1 ))
+done
+# A chunk of several workers' connections is the lines pool's: at most one
+# line (8 fds) of each worker there.
+for key in "${!chunk_n[@]}"; do
+	c=${key%%.*}
+	[ "${chunk_ep[$c]}" = mixed ] && [ "${chunk_n[$key]}" -gt 8 ] &&
+		fail "64-fd chunk $c holds ${chunk_n[$key]} connections of epoll ${key#*.} beside another worker's"
 done
 # 64 held, plus the start-up check's connection if memcached has not closed it yet.
 [ "$conns" -ge 64 ] && [ "$conns" -le 65 ] || fail "$conns connection fds at or above 64, expected 64"
