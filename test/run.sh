@@ -36,6 +36,7 @@ sh test/security/install-openssh-server.sh
 [ $quick = 1 ] || need_packages cppcheck clang-tidy clang libclang-rt-14-dev valgrind \
 	xz-utils zstd libpython3.11-testsuite \
 	linux-source-6.12 make flex bison bc libelf-dev libssl-dev patch
+[ $quick = 1 ] || { . ./test/families/deps.sh && need_family_packages; }
 
 logs=$(mktemp -d)
 results=$logs/results
@@ -84,6 +85,7 @@ if [ $quick = 0 ]; then
 	check fuzz sh fuzz/run.sh 60
 	# Debian's interpreter: its test package is libpython3.11-testsuite.
 	check real env PYTHON=/usr/bin/python3 sh tools/ci/real-programs.sh quick "$PWD/build/lib/libfdrange.so"
+	check families bash test/families/run-all.sh "$PWD/build/lib/libfdrange.so" "$PWD/build/tools/fdrange"
 	check servers bash test/servers/run-all.sh "$PWD/build/lib/libfdrange.so" "$PWD/build/tools/fdrange"
 	check package bash tools/ci/package.sh
 	check kernel bash kernel/ci-check.sh
