@@ -239,7 +239,7 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 		snprintf(buf, len, "p99 B/A %.2f inside its A/A band %.2f-%.2f", c->ba.median,
 			 c->band_lo, c->band_hi);
 	else if (c->decision == AB_UNCLEAR)
-		snprintf(buf, len, "p99 B/A %.2f outside its A/A band %.2f-%.2f, but B %s: "
+		snprintf(buf, len, "p99 B/A %.2f outside its A/A band %.2f-%.2f, but B was %s: "
 			 "inconclusive", c->ba.median, c->band_lo, c->band_hi, cons);
 	else
 		snprintf(buf, len, "p99 %s by %.1f%% (B/A %.2f, outside %.2f-%.2f; B %s)",
@@ -337,9 +337,9 @@ static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 		fprintf(f, "%-8s %-22s %-24s %-12s %-8s %s\n", k == 0 ? "ops/s" : k == 1 ? "p50 us" : "p99 us",
 			cell, band, hl, p, ab_decision_name(c->decision));
 	}
-	fprintf(f, "(band: 1 +- the largest A2/A difference of any round; B high/low: rounds where B "
-		"had the highest/lowest value of the three; p: the chance of ranks as one-sided if B "
-		"were plain; fdrange-ab-memcached(1))\n");
+	fprintf(f, "(band: 1/(1+h) to 1+h, 1+h the largest A2/A or A/A2 of any round; B high/low: rounds where B "
+		"had the highest/lowest value of the three; p: the chance, if B were plain, of ranks "
+		"at least this one-sided; see fdrange-ab-memcached(1))\n");
 	if (conf_get("locality")[0])
 		fprintf(f, "\nB locality (fdrange stat during 2 s of unmeasured load after the rounds): %s\n",
 			conf_get("locality"));

@@ -95,15 +95,17 @@ struct ab_compare ab_compare(const double *a, const double *a2, const double *b,
 
 		ba[i] = b[i] / a[i];
 		aa[i] = a2[i] / a[i];
-		if (fabs(aa[i] - 1) > c.spread)
-			c.spread = fabs(aa[i] - 1);
+		/* A2/A = 2 and 0.5 are the same noise: the band is symmetric in log. */
+		if (fabs(log(aa[i])) > c.spread)
+			c.spread = fabs(log(aa[i]));
 		ranks2(v, r[i]);
 		observed += r[i][2];
 		c.b_highest += r[i][2] == 2;
 		c.b_lowest += r[i][2] == -2;
 	}
-	c.band_lo = 1 - c.spread;
-	c.band_hi = 1 + c.spread;
+	c.band_lo = exp(-c.spread);
+	c.band_hi = exp(c.spread);
+	c.spread = c.band_hi - 1;
 	c.ba = ab_stats_of(ba, n);
 	c.aa = ab_stats_of(aa, n);
 	c.change = c.ba.median - 1;

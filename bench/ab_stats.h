@@ -24,8 +24,9 @@ struct ab_stat ab_stats_of(double *v, unsigned n);
  *   B/A ratio of round i:  b[i] / a[i]     what B changes
  *   A/A ratio of round i:  a2[i] / a[i]    what nothing changes: the noise
  *
- * The A/A band is [1 - h, 1 + h] with h = max over rounds of |A/A - 1|:
- * the largest difference two identical servers showed in the same run.
+ * The A/A band is [1 / (1 + h), 1 + h], h the largest A2/A or A/A2 of any
+ * round, less 1: the largest difference two identical servers showed in
+ * the same run, either way round (printed "+-h").
  *
  * p is a two-sided p-value for "B is just another plain server", from
  * B's rank among the three servers of each round (0: lowest value, 2:

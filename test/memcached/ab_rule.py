@@ -5,7 +5,7 @@
     python3 ab_rule.py RESULT.JSON [--expect DECISION] [--verdict LINE]
 
 From the rounds alone: per metric the median B/A, the A/A band
-1 +- max |A2/A - 1|, B's ranks among the three servers of each round and
+[1/(1+h), 1+h] with 1+h the largest A2/A or A/A2, B's ranks among the three servers of each round and
 their p-value counted over all 3^n ways they could fall, the decision.
 All must agree with the JSON; --expect: the throughput decision; --verdict:
 the printed verdict line must be the JSON's and start as the decision says.
@@ -31,14 +31,14 @@ def decide(rounds, metric, lower_better):
     vals = [(r["A"][metric], r["A2"][metric], r["B"][metric]) for r in rounds]
     n = len(vals)
     ba = [b / a for a, _, b in vals]
-    h = max(abs(a2 / a - 1) for a, a2, _ in vals)
+    h = max(max(a2 / a, a / a2) for a, a2, _ in vals) - 1
     med = statistics.median(ba)
     ranks = [ranks2(v) for v in vals]
     observed = abs(sum(r[2] for r in ranks))
     hits = sum(abs(sum(ranks[i][k] for i, k in enumerate(choice))) >= observed
                for choice in itertools.product(range(3), repeat=n))
     p = hits / 3 ** n
-    if 1 - h <= med <= 1 + h:
+    if 1 / (1 + h) <= med <= 1 + h:
         decision = "same"
     elif n < MIN_ROUNDS:
         decision = "too_few_rounds"
@@ -69,7 +69,7 @@ def main():
             else:
                 ok = got[key] == value
             assert ok, "%s %s: the JSON says %r, the rule %r" % (metric, key, got[key], value)
-        assert abs(got["band"][0] - (1 - want["spread"])) < 1e-5, (metric, got["band"])
+        assert abs(got["band"][0] - 1 / (1 + want["spread"])) < 1e-5, (metric, got["band"])
         assert abs(got["band"][1] - (1 + want["spread"])) < 1e-5, (metric, got["band"])
     decision = result["compare"]["ops_per_s"]["decision"]
     if "--expect" in opts:

@@ -17,8 +17,17 @@ AB=$SRCROOT/bench/ab-memcached
 AB_ENV=(env -u LD_PRELOAD)
 [ -z "$RT_PRELOAD" ] || AB_ENV=(env "LD_PRELOAD=$RT_PRELOAD" ASAN_OPTIONS=detect_leaks=0)
 run_ab() { "${AB_ENV[@]}" "$AB" --build "$AB_BUILD" --fdrange "$FDRANGE" "$@"; }
-
-before=$(pgrep -c -x memcached || true)
+# left_behind DIR: pids of the servers and loads of the run in DIR still
+# there, found by their ports (other tests on the machine run memcached too).
+left_behind() {
+	local f p
+	for f in "$1"/server-*.cmd; do
+		p=$(sed -n 's/.* -p \([0-9]*\) .*/\1/p' "$f")
+		[ -n "$p" ] || fail "no port in $f"
+		pgrep -f -- " -p $p -U 0 " || true
+		pgrep -f -- "mcload .*--port $p( |\$)" || true
+	done
+}
 run_ab -t 2 -T 2 -c 8 -d 1 -r 4 -o "$TMP/ab" >"$TMP/ab.out" 2>"$TMP/ab.err" ||
 	{ cat "$TMP/ab.out" "$TMP/ab.err"; fail "the runner failed"; }
 cat "$TMP/ab.out"
@@ -70,8 +79,8 @@ png=$TMP/ab/chart.png
 [ "$(stat -c %s "$png")" -gt 20000 ] || fail "chart.png is too small to hold four panels"
 head -1 "$TMP/ab/rounds.csv" | grep -q '^round,position,server,ops_per_s,avg_us,p50_us,p90_us,p99_us' || fail "CSV header"
 [ "$(wc -l <"$TMP/ab/rounds.csv")" -eq 13 ] || fail "CSV has $(wc -l <"$TMP/ab/rounds.csv") lines, expected header + 12"
-after=$(pgrep -c -x memcached || true)
-[ "$after" = "$before" ] || fail "memcached processes left behind: $before before, $after after"
+left=$(left_behind "$TMP/ab")
+[ -z "$left" ] || fail "processes left behind: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
 
 # Ctrl-C mid-run: everything it started is stopped.  Job control on, or
 # the shell starts the background runner with SIGINT ignored.
@@ -87,7 +96,7 @@ kill -INT "$ab"
 set +e; wait "$ab"; rc=$?; set -e
 [ "$rc" -ne 0 ] || fail "interrupted runner exited 0"
 sleep 0.5
-after=$(pgrep -c -x memcached || true)
-[ "$after" = "$before" ] || fail "after Ctrl-C: memcached processes left behind"
-if pgrep -x mcload >/dev/null; then fail "after Ctrl-C: mcload left behind"; fi
+[ "$(ls "$TMP"/ab2/server-*.cmd | wc -l)" -eq 3 ] || fail "interrupted before all three servers were up"
+left=$(left_behind "$TMP/ab2")
+[ -z "$left" ] || fail "after Ctrl-C: processes left behind: $(ps -o pid=,args= -p "$(echo $left | tr ' ' ,)")"
 echo ok
