@@ -107,17 +107,25 @@ void st_reason_text(const struct st_report *r, char *buf, size_t len)
 		snprintf(buf, len, "disabled (FDRANGE_DISABLE=1): the library passes every call "
 			 "through");
 		break;
-	case ST_R_CONFIG:
-		snprintf(buf, len, "a bad FDRANGE_* variable: %.*s", (int)sizeof(h->why_msg),
-			 h->why_msg[0] ? h->why_msg : "(the library gave no message)");
+	case ST_R_CONFIG: {
+		/* The line the library printed at start, without its name. */
+		const char *msg = h->why_msg;
+
+		if (!strncmp(msg, "libfdrange: ", 12))
+			msg += 12;
+		snprintf(buf, len, "a bad or unknown FDRANGE_* variable: %.*s; the library passes "
+			 "every call through", (int)sizeof(h->why_msg),
+			 msg[0] ? msg : "(the library gave no message)");
 		break;
+	}
 	case ST_R_SECCOMP:
 		snprintf(buf, len, "a seccomp filter was installed while it ran: the library "
 			 "stopped placing fds then (a move makes calls the filter may forbid)");
 		break;
 	case ST_R_LIMIT:
-		snprintf(buf, len, "RLIMIT_NOFILE %llu leaves no 64-fd chunk above FDRANGE_BASE "
-			 "%u: fds stay where the kernel puts them until the limit is raised",
+		snprintf(buf, len, "RLIMIT_NOFILE %llu (as the library last saw it) leaves no "
+			 "64-fd chunk above FDRANGE_BASE %u: fds stay where the kernel puts them "
+			 "until the limit is raised",
 			 (unsigned long long)h->limit, (unsigned)h->base);
 		break;
 	case ST_R_SINGLE:

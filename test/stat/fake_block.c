@@ -6,7 +6,8 @@
  * chosen way, then prints "ready" and sleeps until killed.  So stat can be
  * tested against hostile and broken targets without the library.
  *
- * usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE] [-u UID]
+ * usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE] [-u UID] [-F] [-Z] [-S]
+ *        fake_block exec PROGRAM [ARG...]
  * MODE: valid, plain (no block), inactive (no block; maps LIBFILE, a file
  * named libfdrange.so), escapes (names, version and settings full of
  * terminal escapes; comm and thread names too), huge_width, bad_offsets,
@@ -15,15 +16,17 @@
  * the reasons a library places nothing: disabled (FDRANGE_DISABLE=1),
  * config (a bad FDRANGE_SLOTS), seccomp_late (a filter installed while
  * running), limit (RLIMIT_NOFILE below the first chunk), single (no
- * second thread), seccomp_start (no block, LIBFILE mapped, a seccomp
- * filter installed: what the library leaves when started under one);
- * inherited (the block made, then fork(): the child, which keeps it
- * mapped, prints "child PID" before the parent's "ready"); zombie (no
- * block; a child that exits unreaped, "zombie PID" before "ready").
+ * second thread).
+ * exec: installs a seccomp filter and executes PROGRAM under it (a
+ * program started under a filter, as sandboxed services are).
  * -n N: N more fds (dups of /dev/null) above the block's chunks, with
  * RLIMIT_NOFILE raised to fit (the linear-time test).
  * -d DECOYS: before the block, DECOYS other "fdrange" memfd blocks, each
  * valid but for its pid (a process forging blocks).
+ * -F: once set up, fork(): the child keeps the block mapped (a fork child
+ * that placed nothing yet) and prints "child PID" before "ready".
+ * -Z: a child that exits and is left unreaped: "zombie PID" before "ready".
+ * -S: once set up, install a seccomp filter (allowing everything).
  * -u UID: once ready, switch to UID (and gid UID): the process is no
  * longer dumpable, so that only root may read it.
  *
@@ -210,8 +213,9 @@ static void inactive_block(struct fdr_blk_hdr *h, struct fdr_blk_owner *own)
 	}
 }
 
-/* inherited: fork, the child keeps the block; both stay until killed. */
-static void fork_child(void)
+/* -F: the child keeps the block; both stay until killed.  -Z: the child
+ * exits at once and stays a zombie. */
+static void fork_child(bool zombie)
 {
 	int sync[2];
 	pid_t child;
@@ -223,7 +227,7 @@ static void fork_child(void)
 	if (child < 0)
 		DIE("fork: %s", strerror(errno));
 	if (child == 0) {
-		if (is("zombie"))
+		if (zombie)
 			_exit(0);
 		printf("child %d\n", getpid());
 		fflush(stdout);
@@ -232,7 +236,7 @@ static void fork_child(void)
 		for (;;)
 			pause();
 	}
-	if (is("zombie")) {
+	if (zombie) {
 		siginfo_t si;
 
 		/* Exited, and left unreaped: WNOWAIT keeps it a zombie. */
@@ -257,16 +261,28 @@ int main(int argc, char **argv)
 	pthread_t th[2];
 	const char *libfile = NULL;
 	unsigned long extra = 0, uid = 0;
+	bool fork_it = false, zombie = false, filter = false;
 	unsigned decoys = 0;
 	size_t size;
 	int lfd, ep[2], opt, c;
 
 	if (argc < 2)
-		DIE("usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE] [-u UID]");
+		DIE("usage: fake_block MODE [-n N] [-d DECOYS] [-l LIBFILE] [-u UID] [-F] [-Z] [-S]");
 	mode = argv[1];
+	if (is("exec") && argc > 2) {
+		install_seccomp();
+		execvp(argv[2], argv + 2);
+		DIE("exec %s: %s", argv[2], strerror(errno));
+	}
 	optind = 2;
-	while ((opt = getopt(argc, argv, "n:d:l:u:")) != -1) {
-		if (opt == 'u')
+	while ((opt = getopt(argc, argv, "n:d:l:u:FZS")) != -1) {
+		if (opt == 'F')
+			fork_it = true;
+		else if (opt == 'Z')
+			zombie = true;
+		else if (opt == 'S')
+			filter = true;
+		else if (opt == 'u')
 			uid = strtoul(optarg, NULL, 10);
 		else if (opt == 'n')
 			extra = strtoul(optarg, NULL, 10);
@@ -338,7 +354,7 @@ int main(int argc, char **argv)
 		close(fd);
 	}
 
-	if (!is("plain") && !is("inactive") && !is("seccomp_start") && !is("zombie")) {
+	if (!is("plain") && !is("inactive")) {
 		memset(&tmpl, 0, sizeof(tmpl));
 		size = layout(&tmpl);
 		h = map_memfd(size);
@@ -449,7 +465,7 @@ int main(int argc, char **argv)
 		else if (is("bad_why"))
 			h->why_inactive = 9;
 		else if (!is("valid") && !is("escapes") && !is("disabled") && !is("config") &&
-			 !is("seccomp_late") && !is("limit") && !is("single") && !is("inherited"))
+			 !is("seccomp_late") && !is("limit") && !is("single"))
 			DIE("unknown mode '%s'", mode);
 
 		/* Forged blocks, mapped after the real one: the kernel places
@@ -461,9 +477,9 @@ int main(int argc, char **argv)
 			f->pid = getpid() + 1 + (int)d;
 		}
 	}
-	if (is("inherited") || is("zombie"))
-		fork_child();
-	if (is("seccomp_start"))
+	if (fork_it || zombie)
+		fork_child(zombie);
+	if (filter)
 		install_seccomp();
 	if (uid && (setresgid((gid_t)uid, (gid_t)uid, (gid_t)uid) ||
 		    setresuid((uid_t)uid, (uid_t)uid, (uid_t)uid)))
