@@ -4,16 +4,8 @@
 # names the argument, says what was wrong and what is accepted, nothing
 # started; with --json that line is a JSON object on stdout (error,
 # argument, problem, accepted) and stderr stays empty.
-# Arguments as the other memcached tests (FDRANGE and SRCROOT are used);
-# AB_BUILD: the meson build directory.
-set -eu
-FDRANGE=$2 SRCROOT=$4
-: "${AB_BUILD:?AB_BUILD must name the meson build directory}"
-command -v python3 >/dev/null || { echo "python3 not installed: skipping"; exit 77; }
-AB=$SRCROOT/bench/ab-memcached
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/fdrange-abargs.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/ab_lib.sh"
+ab_needs python3
 
 # one ARGUMENT-NAMED CMD...: exit 2, one line on stderr naming it, no stdout.
 one() {

@@ -8,17 +8,8 @@
 # gain, a clear loss, a difference outside the band that could be chance,
 # too few rounds.  Also: the --aa and few-CPUs notes, an interrupted run's
 # incomplete round, a CSV line that is not one.
-# Arguments as the other memcached tests (only SRCROOT is used); AB_BUILD:
-# the meson build directory.
-set -eu
-SRCROOT=$4
-: "${AB_BUILD:?AB_BUILD must name the meson build directory}"
-command -v gnuplot >/dev/null || { echo "gnuplot not installed: skipping"; exit 77; }
-command -v python3 >/dev/null || { echo "python3 not installed: skipping"; exit 77; }
-AB=$SRCROOT/bench/ab-memcached
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/fdrange-abrule.XXXXXX")
-trap 'rm -rf "$TMP"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/ab_lib.sh"
+ab_needs gnuplot python3
 
 # make CASE CPUS AA "A2/A ratios" "B/A ratios" "p99 A2/A" "p99 B/A" [EXTRA-CSV-LINE]
 make_run() {
