@@ -40,7 +40,9 @@ run_mode() {
 			[ "$lib" = yes ] || soft_fail "worker $w: library=$lib"
 			case $placed in ''|-|*[!0-9]*|0) soft_fail "worker $w: placed=$placed, expected > 0" ;; esac
 			bad=$(awk '{ for (i = 4; i <= NF; i++) if ($i < 64) printf " %s", $i }' "$d/fds-$w")
-			[ -z "$bad" ] || soft_fail "worker $w: its threads' fds$bad are below 64 (not placed in chunks)"
+			[ -z "$bad" ] || soft_fail "worker $w: its threads' fds$bad are below 64 (not placed in chunks;" \
+				"fallbacks $(jget "$d/stat-$w.json" 'd["block"]["fallbacks"]')," \
+				"single_kept $(jget "$d/stat-$w.json" 'd["block"]["geometry"]["single_kept"]'))"
 		fi
 	done
 	watch_stop
