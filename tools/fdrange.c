@@ -4,6 +4,7 @@
  * onload(1) and eatmydata(1).  Options are validated with the library's own
  * parser before anything starts, so a bad value never reaches a run.
  */
+#include "elfcheck.h"
 #include "envcheck.h"
 #include "options.h"
 #include "geometry.h"
@@ -27,57 +28,80 @@
 
 static const char *prog = "fdrange";
 
+#define HELP_INDENT 21  /* where an option's text starts */
+#define HELP_WIDTH  80
+
+/* @text from column HELP_INDENT, words wrapped before HELP_WIDTH, no
+ * trailing space; @first_col: where the cursor is now (0: a new line). */
+static void wrap(FILE *out, const char *text, int first_col)
+{
+	int col = first_col;
+
+	if (col < HELP_INDENT) {
+		fprintf(out, "%*s", HELP_INDENT - col, "");
+		col = HELP_INDENT;
+	}
+	while (*text) {
+		size_t w = strcspn(text, " ");
+
+		if (col > HELP_INDENT && col + 1 + (int)w > HELP_WIDTH) {
+			fprintf(out, "\n%*s", HELP_INDENT, "");
+			col = HELP_INDENT;
+		} else if (col > HELP_INDENT) {
+			fputc(' ', out);
+			col++;
+		}
+		fwrite(text, 1, w, out);
+		col += (int)w;
+		text += w;
+		while (*text == ' ')
+			text++;
+	}
+	fputc('\n', out);
+}
+
 static void usage(FILE *out)
 {
-	char acc[160];
+	char acc[160], line[256];
 
 	fprintf(out,
 		"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
-		"   or: %s stat [--color=WHEN] [--no-map] [--json] [--interval S [--count N]] PID\n"
+		"   or: %s stat [--color=WHEN] [--no-map] [--json] PID\n"
+		"   or: %s stat [--json|--prometheus] [--interval S] PID...|--all\n"
 		"Run COMMAND with libfdrange preloaded: each thread's new file descriptors\n"
 		"go to a range of fd numbers of its own.  Each option sets the environment\n"
 		"variable named beside it; variables already set are kept unless overridden.\n"
 		"'%s stat PID' shows how a running process's fds are placed and which\n"
 		"threads serve them (see '%s stat --help'); '%s -- stat' runs a program\n"
 		"named stat.\n"
-		"\n", prog, prog, prog, prog, prog);
+		"\n", prog, prog, prog, prog, prog, prog);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
 		const struct fdr_option *o = &fdr_options[i];
 		char left[48];
-		const char *h = o->help;
-		int col;
 
 		fdr_option_accepted(o, acc, sizeof(acc));
-		snprintf(left, sizeof(left), "--%s%s%s", o->flag, o->metavar ? " " : "",
+		snprintf(left, sizeof(left), "  --%s%s%s", o->flag, o->metavar ? " " : "",
 			 o->metavar ? o->metavar : "");
-		fprintf(out, "  %-18s %s (default %s; %s)\n", left, o->env, o->def, acc);
-		/* Word-wrap the help text under the option. */
-		col = 0;
-		fputs("                     ", out);
-		while (*h) {
-			size_t w = strcspn(h, " ");
-
-			if (col && col + (int)w > 56) {
-				fputs("\n                     ", out);
-				col = 0;
-			}
-			fwrite(h, 1, w, out);
-			col += (int)w;
-			h += w;
-			if (*h == ' ') {
-				h++;
-				if (col) {
-					fputc(' ', out);
-					col++;
-				}
-			}
+		snprintf(line, sizeof(line), "%s (default %s)", o->env, o->def);
+		fprintf(out, "%-*s", HELP_INDENT, left);
+		if ((int)strlen(left) >= HELP_INDENT) {
+			fputc('\n', out);
+			wrap(out, line, 0);
+		} else {
+			wrap(out, line, HELP_INDENT);
 		}
-		fputc('\n', out);
+		wrap(out, o->help, 0);
+		snprintf(line, sizeof(line), "accepted: %s", acc);
+		wrap(out, line, 0);
 	}
 	fprintf(out,
 		"  -v, --verbose      print the effective settings and geometry to stderr first\n"
 		"  -h, --help         show this help and exit\n"
 		"  --version          show the version and exit\n"
+		"\n"
+		"The library cannot help a statically linked program (nothing preloads into\n"
+		"it) or a Go program (its runtime makes its own syscalls): fdrange says so on\n"
+		"stderr and runs it anyway.\n"
 		"\n"
 		"Exit status: COMMAND's, or 2 for a bad option or an unknown FDRANGE_*\n"
 		"variable in the environment, 126 if COMMAND cannot be executed, 127 if\n"
@@ -195,6 +219,11 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 		fprintf(stderr, "%s: %s=%s%s\n", prog, fdr_options[i].env, val,
 			cfg->source[i] == FDR_SRC_DEFAULT ? " (default)" : "");
 	}
+	if (cfg->stats[0])
+		fprintf(stderr, "%s: note: the report is written when the program calls exit() "
+			"or returns from main; one that ends with _exit(), a raw exit_group (Go "
+			"programs, some servers' worker threads) or a signal writes none: watch it "
+			"with 'fdrange stat PID' instead\n", prog);
 	if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
 		unsigned long cap = fdr_geom_cap(rl.rlim_cur, read_nr_open());
 
@@ -207,6 +236,29 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no chunk fits; "
 				"fds stay where the kernel puts them until the limit is raised\n",
 				prog, (unsigned long long)rl.rlim_cur);
+	}
+}
+
+/* One line when the library cannot help @cmd; it runs all the same. */
+static void warn_unhelpable(const char *cmd)
+{
+	char path[PATH_MAX];
+
+	if (fdr_which(cmd, path, sizeof(path)) < 0)
+		return;  /* execvp says what is wrong */
+	switch (fdr_elf_kind(path)) {
+	case FDR_ELF_STATIC:
+		fprintf(stderr, "%s: warning: %s is statically linked: no dynamic loader runs for it, "
+			"so libfdrange is not loaded; running it anyway\n", prog, cmd);
+		break;
+	case FDR_ELF_GO:
+	case FDR_ELF_GO_STATIC:
+		fprintf(stderr, "%s: warning: %s is a Go program: its runtime makes its own "
+			"syscalls, so no fd of it passes through libfdrange; running it anyway\n",
+			prog, cmd);
+		break;
+	default:
+		break;
 	}
 }
 
@@ -245,7 +297,8 @@ int main(int argc, char **argv)
 			verbose = true;
 			continue;
 		}
-		if (strncmp(a, "--", 2) != 0 || strlen(a + 2) >= sizeof(name)) {
+		/* Only the name before '=' must fit: the value may be long. */
+		if (strncmp(a, "--", 2) != 0 || strcspn(a + 2, "=") >= sizeof(name)) {
 			fprintf(stderr, "%s: unknown option '%s'; see '%s --help'\n", prog, a, prog);
 			return EXIT_USAGE;
 		}
@@ -312,6 +365,7 @@ int main(int argc, char **argv)
 	free(preload);
 	if (verbose)
 		print_settings(&cfg, lib);
+	warn_unhelpable(argv[i]);
 	execvp(argv[i], argv + i);
 	/* Read errno before printing: fprintf to a closed stderr sets it. */
 	err = errno;

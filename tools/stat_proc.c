@@ -580,8 +580,8 @@ int st_proc_read(struct st_proc *p, long pid, char *why, size_t whylen)
 		p->comm[ret - 1] = 0;
 	if (st_proc_status(p, pid) == 0 && (p->state == 'Z' || p->state == 'X')) {
 		/* Its fds and maps are gone; only its exit status waits. */
-		snprintf(why, whylen, "exited, not reaped: a zombie until its parent (pid %ld) "
-			 "waits for it; nothing of it is left to read", p->ppid);
+		snprintf(why, whylen, "exited, not reaped (a zombie): its parent, pid %ld, has not "
+			 "waited for it yet; nothing of it is left to read", p->ppid);
 		return -ST_ERR_EXITED;
 	}
 	snprintf(path, sizeof(path), "/proc/%ld/limits", pid);

@@ -556,7 +556,8 @@ void st_render_text(FILE *out, const struct st_report *r, const struct st_text_o
 	if (r->b)
 		block_head(&t);
 	why_line(&t);
-	if (r->b) {
+	/* Disabled or misconfigured from the start: nothing was ever placed. */
+	if (r->b && r->reason != ST_R_DISABLED && r->reason != ST_R_CONFIG) {
 		handoff(&t);
 		owners(&t);
 	}

@@ -50,6 +50,17 @@ n=$(tr ': ' '\n\n' <"$out" | grep -c 'libfdrange')
 if [ "$n" = 1 ] && grep -q "^${first}libc.so.6:/.*/libfdrange.so$" "$out"; then
 	pass=$((pass + 1)); echo "ok: LD_PRELOAD not duplicated, others kept in front"
 else fail=$((fail + 1)); echo "FAIL: LD_PRELOAD became '$(cat "$out")'"; fi
+# --name=value of 32 bytes and more: only the name must be short.
+expect "a long --stats=value" 0 \
+	"$(run "$exe" --stats="$tmpd/report-of-my-server.%p" -- sh -c 'test "$FDRANGE_STATS" = "'"$tmpd"'/report-of-my-server.%p"')"
+expect "a long unknown option name" 2 "$(run "$exe" --a-very-long-option-name-of-40-bytes-x=1 true)" \
+	"unknown option '--a-very-long-option-name-of-40-bytes-x=1'" one
+expect "--help fits 80 columns" 0 "$(run "$exe" --help)"
+if awk 'length($0) > 80 || / $/ { print "line " NR " (" length($0) "): " $0; bad = 1 } END { exit !bad }' "$out"; then
+	fail=$((fail + 1)); echo "FAIL: --help has lines beyond 80 columns or with trailing spaces"
+else pass=$((pass + 1)); echo "ok: --help within 80 columns, no trailing space"; fi
+expect "-v notes when no exit report comes" 0 "$(run "$exe" -v --stats stderr true)" \
+	"a raw exit_group (Go programs, some servers' worker threads) or a signal writes none"
 expect "-v prints settings" 0 "$(run "$exe" -v --slots 2 true)" "FDRANGE_SLOTS=2$"
 expect "-v marks defaults" 0 "$(run "$exe" -v true)" "FDRANGE_BASE=64 (default)"
 expect "-- runs a command named like an option" 127 "$(run "$exe" -- --help)" "--help: No such file"
