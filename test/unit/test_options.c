@@ -34,7 +34,7 @@ static int load1(const char *name, const char *value, struct fdr_config *cfg, ch
 
 static void defaults_without_environment(void **state)
 {
-	struct env e = { { NULL } };
+	struct env e = { { NULL }, { NULL } };
 	struct fdr_config cfg;
 	char msg[256];
 
