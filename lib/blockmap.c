@@ -176,6 +176,26 @@ int fdr_block_create(void)
 	return 0;
 }
 
+enum { MAKING = 1, FAILED = 2 };
+
+/*
+ * Another thread is making the block: a few microseconds (memfd_create,
+ * ftruncate, mmap).  Waiting for it, bounded, places this thread's fd
+ * too; passing it through would leave the child's first fds of all but
+ * one thread at kernel numbers.
+ */
+static bool wait_for_block(struct fdr_proc *p)
+{
+	for (unsigned long spins = 1ul << 20; spins; spins--) {
+		if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
+			return true;
+		if (__atomic_load_n(&p->making, __ATOMIC_ACQUIRE) != MAKING)
+			return false;
+		__asm__ volatile("" ::: "memory");
+	}
+	return false;
+}
+
 /*
  * The child's own block, made at its first placement: the same layout and
  * settings as its parent's, with nothing in it.  The child's fd table is a
@@ -183,7 +203,7 @@ int fdr_block_create(void)
  * owners that held those chunks were its parent's threads: the child's
  * threads claim chunks afresh (F_DUPFD finds the free room in them, never
  * clobbering what is there).  The limit is the child's own, inherited.
- * One thread makes it; others pass their fds through meanwhile.
+ * One thread makes it; others wait for it (bounded).
  */
 bool fdr_block_for_child(void)
 {
@@ -191,13 +211,21 @@ bool fdr_block_for_child(void)
 	struct fdr_blk_hdr *old = fdr_st.last_hdr, *h;
 	uint32_t flags;
 
+	int state = 0;
+
 	if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
 		return true;
-	if (!old || !fdr_st.blk_size || __atomic_exchange_n(&p->making, 1, __ATOMIC_ACQUIRE))
+	if (!old || !fdr_st.blk_size)
 		return false;
+	if (!__atomic_compare_exchange_n(&p->making, &state, MAKING, false, __ATOMIC_ACQUIRE,
+					 __ATOMIC_ACQUIRE))
+		return state == MAKING && wait_for_block(p);
 	h = map_block(fdr_st.blk_size, &flags);
-	if (!h)
-		return false;  /* `making` stays set: no second try per fd */
+	if (!h) {
+		/* No second try per fd. */
+		__atomic_store_n(&p->making, FAILED, __ATOMIC_RELEASE);
+		return false;
+	}
 	fill(h, fdr_st.blk_size, flags);
 	h->limit_changes = 0;
 	start(h);

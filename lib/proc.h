@@ -25,7 +25,7 @@ struct fdr_proc {
 	uint64_t nrecs;
 	unsigned epoch;            /* nonzero once this process knows itself */
 	bool child;                /* a child still taken for single-threaded */
-	int making;                /* a thread is making this process's block */
+	int making;                /* 1: a thread is making this process's block; 2: it failed */
 };
 
 extern struct fdr_proc *fdr_p FDR_HIDDEN;

@@ -21,8 +21,17 @@ ninja -C "$build" >/dev/null
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
 status=0
 # The sanitizer slows threads ~5-15x: meson's timeouts are doubled.
-meson test -C "$build" --suite integration --suite hardening --timeout-multiplier 2 \
-	--print-errorlogs >"$build/tsan-test.log" 2>&1 || status=$?
+# Left out: grandchild_is_placed and thread_range_in_a_fork_child, whose
+# fork children of a threaded process start threads, which TSan does not
+# support ("starting new threads after multi-threaded fork"; it exits 66
+# in the child, plain as well as placed); valgrind and the plain and ASan
+# builds run them.
+skip='grandchild_is_placed|thread_range_in_a_fork_child'
+tests=$(meson test -C "$build" --list --suite integration --suite hardening --no-suite slow 2>/dev/null |
+	sed 's/^libfdrange:[a-z]* \/ //' | grep -Ev "$skip")
+# shellcheck disable=SC2086
+meson test -C "$build" --timeout-multiplier 2 --print-errorlogs $tests \
+	>"$build/tsan-test.log" 2>&1 || status=$?
 grep -E '^(Ok|Fail|Timeout|Skipped):' "$build/tsan-test.log" || tail -n 30 "$build/tsan-test.log"
 # Which tests failed, and what they said, where a cut log still shows it.
 grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$build/tsan-test.log" || true
