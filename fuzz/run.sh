@@ -25,7 +25,7 @@ mkdir -p "$out"
 start=$(date +%s)
 flags="-g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -D_GNU_SOURCE"
 flags="$flags -DFDRANGE_VERSION_STRING=\"fuzz\" -I$root/include -I$root/lib -I$root/tools"
-core="$root/lib/options.c $root/lib/geometry.c $root/lib/strbuf.c"
+core="$root/lib/options.c $root/lib/geometry.c $root/lib/strbuf.c $root/lib/syscall.c"
 stat_src="$root/tools/stat_check.c $root/tools/stat_load.c $root/tools/stat_find.c"
 stat_src="$stat_src $root/tools/stat_proc.c $root/tools/stat_analyze.c $root/tools/stat_reason.c"
 stat_src="$stat_src $root/tools/stat_text.c $root/tools/stat_json.c $root/tools/stat_prom.c"
