@@ -46,13 +46,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#if defined(__x86_64__)
-#define ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define ARCH AUDIT_ARCH_AARCH64
-#else
-#define ARCH 0
-#endif
+#include "../seccomp_fcntl_filter.h"
 
 #define PER_THREAD 5
 
@@ -62,31 +56,8 @@ static int fds[2][PER_THREAD];
 
 static int install(int use_prctl)
 {
-	unsigned action = use_prctl ? SECCOMP_RET_TRAP : SECCOMP_RET_KILL_PROCESS;
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_fcntl, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		/* args[1], low 32 bits (little-endian): the command */
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFD, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFL, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFL, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, action),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
-
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
-		perror("seccomp_fcntl: PR_SET_NO_NEW_PRIVS");
-		return -1;
-	}
-	if (use_prctl ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0)
-		      : syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)) {
+	if (install_fcntl_filter(use_prctl ? FILTER_PRCTL : FILTER_SECCOMP,
+				 use_prctl ? SECCOMP_RET_TRAP : SECCOMP_RET_KILL_PROCESS)) {
 		perror("seccomp_fcntl: install the filter");
 		return -1;
 	}
@@ -153,10 +124,6 @@ int main(int argc, char **argv)
 	if (argc != 3) {
 		fprintf(stderr, "usage: seccomp_fcntl seccomp|prctl|exec|inherited DIR\n");
 		return 2;
-	}
-	if (ARCH == 0) {
-		fprintf(stderr, "seccomp_fcntl: unknown architecture\n");
-		return 77;
 	}
 	dir = argv[2];
 	if (!strcmp(argv[1], "seccomp") || !strcmp(argv[1], "prctl")) {

@@ -17,20 +17,9 @@
  *                                           program starts under the filter
  */
 #include "../check.h"
+#include "../seccomp_fcntl_filter.h"
 
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
-
-#if defined(__x86_64__)
-#define ARCH AUDIT_ARCH_X86_64
-#elif defined(__aarch64__)
-#define ARCH AUDIT_ARCH_AARCH64
-#endif
 
 #define NT 2
 
@@ -38,31 +27,11 @@ static int stop, made[NT + 1];
 
 static void install(const char *how)
 {
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ARCH, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_fcntl, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFD, 4, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFD, 3, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_GETFL, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, F_SETFL, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-	};
-	struct sock_fprog prog = { sizeof(f) / sizeof(f[0]), f };
-	long r;
+	enum fcntl_filter_how h = !strcmp(how, "prctl") ? FILTER_PRCTL :
+				  !strcmp(how, "tsync") ? FILTER_TSYNC : FILTER_SECCOMP;
 
-	CHECK(prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs: %s", strerror(errno));
-	if (!strcmp(how, "prctl"))
-		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog);
-	else
-		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-			    strcmp(how, "tsync") ? 0 : SECCOMP_FILTER_FLAG_TSYNC, &prog);
-	CHECK(r == 0, "install (%s): %s", how, strerror(errno));
+	CHECK(install_fcntl_filter(h, SECCOMP_RET_KILL_PROCESS) == 0, "install (%s): %s", how,
+	      strerror(errno));
 }
 
 /* One of each kind; the lowest of them.  The process dies here if a move's
