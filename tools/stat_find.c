@@ -258,6 +258,7 @@ struct finder {
 	struct st_blk *b;
 	struct st_found *f;
 	dev_t shm;
+	bool own;                    /* the process's own block is in b */
 	unsigned candidates, tried;
 	int first_err;
 	char first_why[ST_WHY_MAX], first_cwhy[ST_WHY_MAX];
@@ -339,10 +340,11 @@ static int block_line(const struct maps_line *m, void *arg)
 	    makedev(m->dev_major, m->dev_minor) != x->shm)
 		return 0;
 	x->candidates++;
-	if (x->b->owners || x->tried >= ST_CANDIDATES)
+	if (x->own || x->tried >= ST_CANDIDATES)
 		return 0;  /* found already, or enough tried: count the rest */
 	x->tried++;
 	ret = try_candidate(x, m, cwhy, sizeof(cwhy));
+	x->own = ret == 0;
 	if (ret < 0 && !x->first_err) {
 		x->first_err = ret;
 		snprintf(x->first_cwhy, sizeof(x->first_cwhy), "%s", cwhy);
@@ -378,7 +380,7 @@ int st_blk_find(const struct st_proc *p, struct st_blk *b, struct st_found *f, c
 		free(x);
 		return ret;
 	}
-	if (b->owners) {
+	if (x->own) {
 		ret = 1;
 	} else if (f->inherited_from) {
 		snprintf(why, whylen, "inherited block of pid %ld; nothing placed in this process "

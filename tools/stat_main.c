@@ -336,7 +336,8 @@ static int scan_all(struct targets *t)
 		}
 	}
 	closedir(d);
-	qsort(t->pid, t->n, sizeof(*t->pid), cmp_long);
+	if (t->n)
+		qsort(t->pid, t->n, sizeof(*t->pid), cmp_long);
 	return 0;
 }
 
@@ -461,6 +462,24 @@ static int run_report(long pid, bool json, const struct st_text_opts *topts)
 	return ST_EXIT_OK;
 }
 
+/* The options that cannot go together: a usage error, or -1 if none. */
+static int check_together(const struct targets *t, bool json, bool prom, bool have_interval,
+			  bool have_count)
+{
+	if (!t->n && !t->all)
+		return usage_error("no PID given (or --all)%s", "");
+	if (t->n && t->all)
+		return usage_error("--all takes no PID%s", "");
+	if (have_count && !have_interval)
+		return usage_error("--count needs --interval%s", "");
+	if (json && prom)
+		return usage_error("--json and --prometheus are two forms: one only%s", "");
+	if (prom && have_interval)
+		return usage_error("--prometheus writes one snapshot: run it from a timer into the "
+				   "collector's directory, without --interval%s", "");
+	return -1;
+}
+
 int fdrange_stat_main(int argc, char **argv)
 {
 	const char *color = "auto";
@@ -469,23 +488,23 @@ int fdrange_stat_main(int argc, char **argv)
 	struct targets t = { 0 };
 	double interval = 0;
 	long count = 0;
-	int rc;
+	int rc = -1;   /* -1 until an exit status is known */
 
 	/* Known before any message: a usage error is JSON too with --json. */
 	for (int i = 1; i < argc; i++)
 		usage_json |= !strcmp(argv[i], "--json");
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i < argc && rc < 0; i++) {
 		const char *a = argv[i], *val = NULL;
 		long pid;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
-			return ST_EXIT_OK;
+			rc = ST_EXIT_OK;
 		} else if (!strncmp(a, "--color=", 8) || !strncmp(a, "--colour=", 9)) {
 			color = strchr(a, '=') + 1;
 			if (strcmp(color, "auto") != 0 && strcmp(color, "always") != 0 &&
 			    strcmp(color, "never") != 0)
-				return usage_error("--color: '%s' is not auto, always or never", color);
+				rc = usage_error("--color: '%s' is not auto, always or never", color);
 		} else if (!strcmp(a, "--no-map")) {
 			topts.map = false;
 		} else if (!strcmp(a, "--json")) {
@@ -504,40 +523,29 @@ int fdrange_stat_main(int argc, char **argv)
 			else if (i + 1 < argc)
 				val = argv[++i];
 			else
-				return usage_error("%s needs a value", a);
+				rc = usage_error("%s needs a value", a);
 			if (is_int) {
-				if (!parse_seconds(val, &interval))
-					return usage_error("--interval: '%s' is not a number of "
-							   "seconds from 0.001 to 86400", val);
+				if (val && !parse_seconds(val, &interval))
+					rc = usage_error("--interval: '%s' is not a number of "
+							 "seconds from 0.001 to 86400", val);
 				have_interval = true;
 			} else {
-				if (!parse_count(val, &count))
-					return usage_error("--count: '%s' is not a whole number from "
-							   "1 to 1000000000", val);
+				if (val && !parse_count(val, &count))
+					rc = usage_error("--count: '%s' is not a whole number from "
+							 "1 to 1000000000", val);
 				have_count = true;
 			}
 		} else if (a[0] == '-' && a[1]) {
-			return usage_error("unknown option '%s'", a);
+			rc = usage_error("unknown option '%s'", a);
 		} else if (!parse_pid(a, &pid)) {
-			return usage_error("'%s' is not a process id (a number from 1 to 1073741823)",
-					   a);
+			rc = usage_error("'%s' is not a process id (a number from 1 to 1073741823)",
+					 a);
 		} else if (add_target(&t, pid) < 0) {
-			return usage_error("out of memory%s", "");
+			rc = usage_error("out of memory%s", "");
 		}
 	}
-	if (!t.n && !t.all)
-		return usage_error("no PID given (or --all)%s", "");
-	if (t.n && t.all)
-		rc = usage_error("--all takes no PID%s", "");
-	else if (have_count && !have_interval)
-		rc = usage_error("--count needs --interval%s", "");
-	else if (json && prom)
-		rc = usage_error("--json and --prometheus are two forms: one only%s", "");
-	else if (prom && have_interval)
-		rc = usage_error("--prometheus writes one snapshot: run it from a timer into the "
-				 "collector's directory, without --interval%s", "");
-	else
-		rc = -1;
+	if (rc < 0)
+		rc = check_together(&t, json, prom, have_interval, have_count);
 	if (rc >= 0) {
 		free(t.pid);
 		free(t.seen);

@@ -85,6 +85,11 @@ void st_reason_text(const struct st_report *r, char *buf, size_t len)
 {
 	const struct fdr_blk_hdr *h = r->b ? &r->b->hdr : NULL;
 
+	/* The block's own reasons come with a block, and only with one. */
+	if (!h && (r->reason == ST_R_CONFIG || r->reason == ST_R_LIMIT)) {
+		snprintf(buf, len, "?");
+		return;
+	}
 	switch (r->reason) {
 	case ST_R_NONE:
 		snprintf(buf, len, "%s", "");

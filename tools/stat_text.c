@@ -418,7 +418,6 @@ static void map(const struct tctx *t)
 	{
 		const struct fdr_blk_hdr *h = &r->b->hdr;
 		long base = h->base, top = base + (long)h->top_chunk * FDR_CHUNK;
-		char label[96];
 		/* Owner index to report row: a lookup per run, not a search. */
 		int *ridx = malloc((h->nowners ? h->nowners : 1) * sizeof(*ridx));
 
@@ -428,6 +427,8 @@ static void map(const struct tctx *t)
 			ridx[r->owners[k].idx] = (int)k;
 
 		if (base) {
+			char label[32];
+
 			snprintf(label, sizeof(label), "low 0-%ld", base - 1);
 			map_dense(&m, label, 0, base);
 		}
