@@ -106,5 +106,5 @@ else
 	echo "Placement was NOT worker-local here; see the report above and docs/memcached.md."
 	status=1
 fi
-echo "Next: bench/ab-memcached --help for an A/B throughput comparison."
+echo "Next: bench/ab-memcached (--help): memcached plain, plain again and under libfdrange in rounds, ending in one verdict line against the A/A noise."
 exit "${status:-0}"

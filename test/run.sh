@@ -61,8 +61,10 @@ meson_suite() {
 	targs=""
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do targs="$targs $1"; shift; done
 	[ $# -gt 0 ] && shift
-	[ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null || return 1
-	ninja -C "$dir" >/dev/null || return 1
+	# A failed set-up or build says why (the summary shows the end of it).
+	[ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >"$logs/$dir.setup" 2>&1 ||
+		{ tail -n 25 "$logs/$dir.setup"; return 1; }
+	ninja -C "$dir" >"$logs/$dir.ninja" 2>&1 || { grep -v '^\[' "$logs/$dir.ninja" | tail -n 25; return 1; }
 	# shellcheck disable=SC2086
 	meson test -C "$dir" --no-rebuild --print-errorlogs $targs >"$dir/run.log" 2>&1
 	rc=$?

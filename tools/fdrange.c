@@ -144,16 +144,6 @@ static int find_library(char *out, size_t len)
 	return access(out, R_OK) == 0 ? 0 : -ENOENT;
 }
 
-static bool is_libfdrange(const char *entry, size_t len)
-{
-	const char *base = entry;
-
-	for (size_t i = 0; i < len; i++)
-		if (entry[i] == '/')
-			base = entry + i + 1;
-	return (size_t)(entry + len - base) >= 13 && !strncmp(base, "libfdrange.so", 13);
-}
-
 /*
  * LD_PRELOAD with @lib last and no other libfdrange entry.  Last, so that
  * runtimes which must be loaded first (ASan's, a malloc replacement) still
@@ -170,7 +160,7 @@ static char *compose_preload(const char *lib, const char *old)
 	while (old && *old) {
 		size_t w = strcspn(old, PRELOAD_SEPARATORS);
 
-		if (w && !is_libfdrange(old, w)) {
+		if (w && !st_is_lib_path(old, w)) {
 			memcpy(out + n, old, w);
 			n += w;
 			out[n++] = ':';

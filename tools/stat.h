@@ -165,6 +165,9 @@ int st_blk_find(const struct st_proc *p, struct st_blk *b, struct st_found *f, c
 		size_t whylen);
 /* Whether process @pid maps libfdrange.so: 1 yes, 0 no, -errno unreadable. */
 int st_maps_lib(long pid);
+/* Whether the path (@len bytes, not NUL-terminated) names libfdrange.so
+ * or a versioned file of it: its last component starts so. */
+bool st_is_lib_path(const char *p, size_t len);
 
 /* stat_analyze.c */
 #define ST_NO_PURITY (-1.0)

@@ -329,19 +329,29 @@ static int check_line(const struct fdr_blk_hdr *h, uint64_t l, uint32_t v, char 
 	return 0;
 }
 
+/* The 8 lines of chunk @c, which the line pool holds. */
+static int check_chunk_lines(const struct fdr_blk_hdr *h, uint32_t c, const uint32_t *line,
+			     char *why, size_t whylen)
+{
+	for (uint32_t l = 0; l < FDR_LINES_PER_CHUNK; l++) {
+		int ret = check_line(h, (uint64_t)c * FDR_LINES_PER_CHUNK + l, line[l], why, whylen);
+
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 int fdr_blk_check_lines(const struct fdr_blk_hdr *h, const uint32_t *chunks,
 			const uint32_t *lines, char *why, size_t whylen)
 {
 	for (uint32_t c = 0; c < h->top_chunk; c++) {
-		if (chunks[c] != FDR_OWN_LINES + 1)
-			continue;
-		for (uint64_t l = (uint64_t)c * FDR_LINES_PER_CHUNK;
-		     l < (uint64_t)(c + 1) * FDR_LINES_PER_CHUNK; l++) {
-			int ret = check_line(h, l, lines[l], why, whylen);
+		int ret = chunks[c] == FDR_OWN_LINES + 1 ?
+			  check_chunk_lines(h, c, &lines[(size_t)c * FDR_LINES_PER_CHUNK], why,
+					    whylen) : 0;
 
-			if (ret)
-				return ret;
-		}
+		if (ret)
+			return ret;
 	}
 	return 0;
 }
@@ -388,11 +398,11 @@ int fdr_blk_check(const void *buf, size_t len, size_t maplen, char *why, size_t 
 		ret = check_chunk(&h, c, v, why, whylen);
 		if (ret)
 			return ret;
-		if (v != FDR_OWN_LINES + 1)
-			continue;
-		for (uint64_t l = (uint64_t)c * FDR_LINES_PER_CHUNK;
-		     l < (uint64_t)(c + 1) * FDR_LINES_PER_CHUNK; l++) {
-			ret = check_line(&h, l, u32_at(p, h.lines_off, l), why, whylen);
+		if (v == FDR_OWN_LINES + 1) {
+			uint32_t line[FDR_LINES_PER_CHUNK];
+
+			memcpy(line, p + h.lines_off + (uint64_t)c * sizeof(line), sizeof(line));
+			ret = check_chunk_lines(&h, c, line, why, whylen);
 			if (ret)
 				return ret;
 		}

@@ -124,7 +124,7 @@ static bool parse_maps_line(const char *l, size_t len, struct maps_line *m)
 	return true;
 }
 
-static bool is_lib_path(const char *p, size_t len)
+bool st_is_lib_path(const char *p, size_t len)
 {
 	const char *base = p;
 
@@ -169,7 +169,7 @@ static int each_maps_line(long pid, int (*fn)(const struct maps_line *m, void *a
 static int lib_line(const struct maps_line *m, void *arg)
 {
 	(void)arg;
-	return is_lib_path(m->path, m->pathlen);
+	return st_is_lib_path(m->path, m->pathlen);
 }
 
 int st_maps_lib(long pid)
@@ -333,7 +333,7 @@ static int block_line(const struct maps_line *m, void *arg)
 	char cwhy[ST_WHY_MAX];
 	int ret;
 
-	if (is_lib_path(m->path, m->pathlen))
+	if (st_is_lib_path(m->path, m->pathlen))
 		x->f->lib_mapped = true;
 	if (m->pathlen != sizeof(name) - 1 || memcmp(m->path, name, m->pathlen) != 0 ||
 	    m->perms[0] != 'r' || m->perms[3] != 's' ||

@@ -148,7 +148,8 @@ static bool parse_seconds(const char *s, double *out)
 	return true;
 }
 
-static bool parse_count(const char *s, long *out)
+/* A plain decimal number from @min to @max. */
+static bool parse_whole(const char *s, long min, long max, long *out)
 {
 	char *end;
 	long v;
@@ -157,25 +158,20 @@ static bool parse_count(const char *s, long *out)
 		return false;
 	errno = 0;
 	v = strtol(s, &end, 10);
-	if (errno || *end || v < 1 || v > 1000000000L)
+	if (errno || *end || v < min || v > max)
 		return false;
 	*out = v;
 	return true;
 }
 
+static bool parse_count(const char *s, long *out)
+{
+	return parse_whole(s, 1, 1000000000L, out);
+}
+
 static bool parse_pid(const char *s, long *out)
 {
-	char *end;
-	long v;
-
-	if (!isdigit((unsigned char)s[0]))
-		return false;
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (*end || errno || v <= 0 || v > 0x3fffffff)
-		return false;
-	*out = v;
-	return true;
+	return parse_whole(s, 1, 0x3fffffff, out);
 }
 
 struct sample {

@@ -99,25 +99,15 @@ expect "$spid" seccomp_at_start "it started under a seccomp filter (Seccomp: 2"
 kill "$spid"
 
 # A threaded process that installs a filter while it runs (prctl).
-LD_PRELOAD=$preload "$fake" plain -S >"$tmp/ready" 2>"$tmp/fake.err" &
-spid=$!
-targets="$targets $spid"
-i=0
-until grep -q "^ready $spid\$" "$tmp/ready" 2>/dev/null; do
-	i=$((i + 1)); [ $i -le 200 ] || fail "seccomp late: did not start: $(cat "$tmp/fake.err")"; sleep 0.05
-done
+LD_PRELOAD=$preload start_fake plain -S
+spid=$fpid
 expect "$spid" seccomp "a seccomp filter was installed while it ran"
 kill "$spid"
 
 # A threaded process placing fds, and a fork child of it that placed
 # nothing: its parent's block, inherited, not refused.
-LD_PRELOAD=$preload "$fake" plain -F >"$tmp/ready" 2>"$tmp/fake.err" &
-spid=$!
-targets="$targets $spid"
-i=0
-until grep -q "^ready $spid\$" "$tmp/ready" 2>/dev/null; do
-	i=$((i + 1)); [ $i -le 200 ] || fail "fork: did not start: $(cat "$tmp/fake.err")"; sleep 0.05
-done
+LD_PRELOAD=$preload start_fake plain -F
+spid=$fpid
 child=$(awk '/^child /{print $2}' "$tmp/ready")
 targets="$targets $child"
 run_stat --color=never --no-map "$spid"

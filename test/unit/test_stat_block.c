@@ -320,6 +320,26 @@ static void load_fixture(struct st_blk *b, struct st_proc *p, unsigned *reads)
 		*reads = m.reads;
 }
 
+/* The block in blk (made by the caller) read for @p, and analysed. */
+static void analyze_fixture(struct st_blk *b, struct st_proc *p, struct st_report *r,
+			    long (*host_tid)(const struct st_proc *p, long tid))
+{
+	load_fixture(b, p, NULL);
+	memset(r, 0, sizeof(*r));
+	r->p = p;
+	r->b = b;
+	r->found.lib_mapped = true;
+	r->host_tid = host_tid;
+	assert_int_equal(st_analyze(r), 0);
+}
+
+static void free_fixture(struct st_blk *b, struct st_proc *p, struct st_report *r)
+{
+	st_report_free(r);
+	st_blk_free(b);
+	free(p->fds);
+}
+
 static void loads_records_and_analyzes(void **state)
 {
 	struct st_blk b;
@@ -393,9 +413,7 @@ static void loads_records_and_analyzes(void **state)
 	b.hdr.policy = ST_POLICY_AUTO;
 	b.hdr.model = FDR_MODEL_UNREGISTERED;
 	assert_string_equal(st_model_word(&b.hdr), "unregistered");
-	st_report_free(&r);
-	st_blk_free(&b);
-	free(p.fds);
+	free_fixture(&b, &p, &r);
 }
 
 /* In another pid namespace tids 101 and 102 are, to us, 9000 and 8000. */
@@ -415,13 +433,7 @@ static void letters_follow_the_tid_as_we_see_it(void **state)
 	(void)state;
 	mkblock(blk, 42);
 	fixture_proc(&p, 3);
-	load_fixture(&b, &p, NULL);
-	memset(&r, 0, sizeof(r));
-	r.p = &p;
-	r.b = &b;
-	r.found.lib_mapped = true;
-	r.host_tid = host_tid;
-	assert_int_equal(st_analyze(&r), 0);
+	analyze_fixture(&b, &p, &r, host_tid);
 	/* 102 is 8000 to us: it comes first, though its fds come later. */
 	assert_int_equal(r.groups[0].key, 102);
 	assert_int_equal(r.groups[0].shown, 8000);
@@ -431,9 +443,7 @@ static void letters_follow_the_tid_as_we_see_it(void **state)
 	assert_string_equal(label, "thread 9000");
 	st_owner_label(&r, &r.owners[2], label, sizeof(label));
 	assert_string_equal(label, "learning pool");
-	st_report_free(&r);
-	st_blk_free(&b);
-	free(p.fds);
+	free_fixture(&b, &p, &r);
 }
 
 /* st_analyze's reason for the fixture changed by @spoil, in a process of
@@ -450,19 +460,12 @@ static enum st_reason reason_of(void (*spoil)(struct fdr_blk_hdr *h), unsigned n
 	if (spoil)
 		spoil(mkb_hdr(blk));
 	fixture_proc(&p, nthreads);
-	load_fixture(&b, &p, NULL);
-	memset(&r, 0, sizeof(r));
-	r.p = &p;
-	r.b = &b;
-	r.found.lib_mapped = true;
-	assert_int_equal(st_analyze(&r), 0);
+	analyze_fixture(&b, &p, &r, NULL);
 	why = r.reason;
 	st_reason_text(&r, text, len);
 	if (why != ST_R_NONE && why != ST_R_LIMIT && why != ST_R_SINGLE)
 		assert_string_equal(st_library_word(&r), "inactive");
-	st_report_free(&r);
-	st_blk_free(&b);
-	free(p.fds);
+	free_fixture(&b, &p, &r);
 	return why;
 }
 
@@ -541,17 +544,10 @@ static void counts_fds_that_never_passed_through(void **state)
 		p.fds[i].fd = (int)(5000 + i);
 	}
 	p.nfds = 60;
-	load_fixture(&b, &p, NULL);
-	memset(&r, 0, sizeof(r));
-	r.p = &p;
-	r.b = &b;
-	r.found.lib_mapped = true;
-	assert_int_equal(st_analyze(&r), 0);
+	analyze_fixture(&b, &p, &r, NULL);
 	assert_int_equal(st_unseen(&r), 43);
 	assert_true(st_unseen_matters(&r));
-	st_report_free(&r);
-	st_blk_free(&b);
-	free(p.fds);
+	free_fixture(&b, &p, &r);
 }
 
 /* The Prometheus document of @s into *@out, *@len (the caller's: the
@@ -578,12 +574,7 @@ static void prometheus_groups_families_and_escapes_labels(void **state)
 	mkblock(blk, 42);
 	fixture_proc(&p, 3);
 	snprintf(p.comm, sizeof(p.comm), "a\"b\\c\033[2J\n");
-	load_fixture(&b, &p, NULL);
-	memset(&r, 0, sizeof(r));
-	r.p = &p;
-	r.b = &b;
-	r.found.lib_mapped = true;
-	assert_int_equal(st_analyze(&r), 0);
+	analyze_fixture(&b, &p, &r, NULL);
 	st_summarize(&r, &s[0]);
 	s[1] = s[0];
 	s[1].pid = 43;
@@ -604,9 +595,7 @@ static void prometheus_groups_families_and_escapes_labels(void **state)
 	for (const char *c = t; *c; c++)
 		assert_true(*c == '\n' || (*c >= 0x20 && *c < 0x7f));
 	free(t);
-	st_report_free(&r);
-	st_blk_free(&b);
-	free(p.fds);
+	free_fixture(&b, &p, &r);
 }
 
 static char *capture(void (*fn)(FILE *, const char *, size_t), const char *s)

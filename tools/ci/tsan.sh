@@ -15,7 +15,8 @@ if [ ! -f "$build/build.ninja" ]; then
 	CC=${CC:-gcc} meson setup "$build" -Db_sanitize=thread -Db_lundef=false \
 		-Dbuildtype=debugoptimized >/dev/null
 fi
-ninja -C "$build" >/dev/null
+# A failed build says why, without the progress lines.
+ninja -C "$build" >"$build/ninja.log" 2>&1 || { grep -v '^\[' "$build/ninja.log" | tail -n 25; exit 1; }
 # report_signal_unsafe stays on: the signal test's handler must only make
 # async-signal-safe calls.  second_deadlock_stack helps reading a report.
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1 ${TSAN_OPTIONS:-}"
