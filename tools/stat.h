@@ -279,10 +279,10 @@ int st_group_of_key(const struct st_report *r, long key);
 /* Index of the first fd >= @fd in r->p->fds. */
 size_t st_lower_bound(const struct st_proc *p, long fd);
 const char *st_kind_word(uint32_t kind);
-const char *st_model_word(const struct fdr_blk_hdr *h);  /* summary's model= */
 char st_letter(int group);
 
 /* stat_reason.c */
+const char *st_model_word(const struct fdr_blk_hdr *h);  /* summary's model= */
 void st_reason_find(struct st_report *r);
 const char *st_reason_word(enum st_reason why);   /* NULL for ST_R_NONE */
 /* The reason in one line (raw: @r's strings unescaped); "" for ST_R_NONE. */

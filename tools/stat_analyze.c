@@ -28,15 +28,6 @@ const char *st_kind_word(uint32_t kind)
 	return kind < FDR_KIND_NR ? fdr_kind_words[kind] : "?";
 }
 
-const char *st_model_word(const struct fdr_blk_hdr *h)
-{
-	if (h->policy == ST_POLICY_THREAD)
-		return "thread";
-	if (h->policy == ST_POLICY_ROUNDROBIN)
-		return "roundrobin";
-	return h->model < FDR_MODEL_NR ? fdr_model_words[h->model] : "?";
-}
-
 bool st_other_ns(const struct st_proc *p)
 {
 	return p->nspid && p->nspid != p->pid;

@@ -63,6 +63,15 @@ static enum st_reason block_reason(const struct st_report *r)
 	return ST_R_NONE;
 }
 
+const char *st_model_word(const struct fdr_blk_hdr *h)
+{
+	if (h->policy == ST_POLICY_THREAD)
+		return "thread";
+	if (h->policy == ST_POLICY_ROUNDROBIN)
+		return "roundrobin";
+	return h->model < FDR_MODEL_NR ? fdr_model_words[h->model] : "?";
+}
+
 void st_reason_find(struct st_report *r)
 {
 	const struct st_found *f = &r->found;
