@@ -120,10 +120,11 @@ enum fdr_why {
 	FDR_WHY_DISABLED,         /* FDRANGE_DISABLE=1 */
 	FDR_WHY_CONFIG,           /* a bad or unknown FDRANGE_* variable: why_msg says which */
 	FDR_WHY_SECCOMP,          /* a seccomp filter was installed while running (prctl, seccomp) */
+	FDR_WHY_SECURE,           /* secure-execution mode (set-id program): every call passed through */
 	FDR_WHY_NR
 };
 static const char *const fdr_why_words[FDR_WHY_NR] __attribute__((unused)) = {
-	"active", "disabled", "config", "seccomp",
+	"active", "disabled", "config", "seccomp", "secure",
 };
 
 struct fdr_blk_setting {

@@ -22,7 +22,7 @@ static const char *const open_names[] = { "move", "keep", NULL };
 const struct fdr_option fdr_options[] = {
 	{ "FDRANGE_SLOTS", "slots", "N", FDR_T_UINT, OFF(slots), 1, FDR_MAX_SLOTS, 1,
 	  "auto", NULL, "auto",
-	  "auto: every thread gets a range of its own; N: at most N ranges, threads share them "
+	  "auto: every thread gets a range of its own (an 8-fd line, then 64-fd chunks); N: at most N ranges, threads share them "
 	  "round-robin in the order they first need one (roundrobin: the number of rotation "
 	  "positions, auto = online CPUs)" },
 	{ "FDRANGE_BASE", "base", "FD", FDR_T_UINT, OFF(base), 0, FDR_MAX_FD - FDR_ALIGN, FDR_ALIGN,
@@ -30,12 +30,14 @@ const struct fdr_option fdr_options[] = {
 	  "first fd of the ranges; fds below it keep the kernel's lowest-free numbering" },
 	{ "FDRANGE_WIDTH", "width", "N", FDR_T_UINT, OFF(width), FDR_ALIGN, FDR_MAX_FD, FDR_ALIGN,
 	  "auto", NULL, "auto",
-	  "auto: a range grows on demand in 64-fd chunks, the lowest free chunk first, so fd "
-	  "numbers stay compact; N: fixed ranges of N fds laid out from BASE" },
+	  "auto: a thread's first fds go to an 8-fd line of its own, more to 64-fd chunks claimed "
+	  "on demand, the lowest free first, below max(1024, 2 x open fds + 64), so fd numbers "
+	  "stay compact; N: fixed ranges of N fds laid out from BASE" },
 	{ "FDRANGE_ACCEPT", "accept", "POLICY", FDR_T_ENUM, OFF(accept), 0, 0, 0,
 	  NULL, accept_names, "auto",
 	  "auto: an accepted fd goes to the range of the thread expected to serve it, learned "
-	  "from epoll_ctl (the accepting thread, or the next of a rotation); thread: the "
+	  "from epoll_ctl (the accepting thread, or the next of a rotation; unpredictable ones in a "
+	  "shared pool; none moved when epoll is (almost) never used); thread: the "
 	  "accepting thread's range; roundrobin: the k-th accepted fd goes to range k mod SLOTS "
 	  "and fds from other calls are not moved" },
 	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
@@ -47,8 +49,8 @@ const struct fdr_option fdr_options[] = {
 	  "1: load but pass every call through untouched (the A side of an A/B run)" },
 	{ "FDRANGE_PREGROW", "pregrow", "N", FDR_T_UINT, OFF(pregrow), 0, FDR_MAX_FD, 1,
 	  NULL, NULL, "1024",
-	  "at start-up, while single-threaded, grow the kernel's fd table to N entries (about "
-	  "8.25 bytes of kernel memory each), never beyond RLIMIT_NOFILE; spares the thread "
+	  "at start-up, while single-threaded, grow the kernel's fd table to N entries (rounded "
+	  "down to a power of two; about 8.25 bytes of kernel memory each), never beyond RLIMIT_NOFILE; spares the thread "
 	  "placing the first fd above the table's size a wait of milliseconds "
 	  "(synchronize_rcu); 0 (or below 128): off" },
 	{ "FDRANGE_STATS", "stats", "DEST", FDR_T_DEST, OFF(stats), 0, 0, 0,

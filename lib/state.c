@@ -124,8 +124,13 @@ static void load_config(void)
 	fdr_st.ncpus = n < 1 ? 1 : n > (long)FDR_ROT_MAX ? FDR_ROT_MAX : (unsigned)n;
 	fdr_st.secure = getauxval(AT_SECURE) != 0;
 	if (fdr_st.secure) {
-		/* Set-id programs must not be steered by the environment. */
+		/*
+		 * Set-id programs must not be steered by the environment, and
+		 * are not placed at all: nobody asked for the library on their
+		 * behalf.  The block says so, for fdrange stat.
+		 */
 		fdr_config_defaults(&fdr_st.cfg);
+		fdr_st.why = FDR_WHY_SECURE;
 		return;
 	}
 	/* A misspelt name is the same A/B mistake as a bad value. */

@@ -218,10 +218,12 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 		unsigned long cap = fdr_geom_cap(rl.rlim_cur, read_nr_open());
 
 		if (cap > cfg->base)
-			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: chunks of 64 fds from fd %u up to fd %lu, "
-				"%s (a program that changes its limit gets chunks below the new one)\n",
+			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: fds from %u up to fd %lu, %s, "
+				"and never above max(1024, 2 x the fds open + 64) (a program that "
+				"changes its limit gets numbers below the new one)\n",
 				prog, (unsigned long long)rl.rlim_cur, cfg->base, cap - 1,
-				cfg->width ? "in fixed ranges" : "claimed by each thread as it needs them");
+				cfg->width ? "in fixed ranges" :
+				"an 8-fd line per thread, then 64-fd chunks as it needs them");
 		else
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no chunk fits; "
 				"fds stay where the kernel puts them until the limit is raised\n",

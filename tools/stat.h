@@ -224,6 +224,7 @@ enum st_reason {
 	ST_R_DISABLED,           /* FDRANGE_DISABLE=1 */
 	ST_R_CONFIG,             /* a bad or unknown FDRANGE_* variable */
 	ST_R_SECCOMP,            /* a filter installed while running */
+	ST_R_SECURE,             /* secure-execution mode (set-id program) */
 	ST_R_LIMIT,              /* RLIMIT_NOFILE leaves no chunk above the base */
 	ST_R_SINGLE,             /* single-threaded so far */
 	ST_R_NR

@@ -267,8 +267,10 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "open", ow->open);
 		kv_u(out, &f2, "served", ow->served);
 		kv_u(out, &f2, "open_lines", ow->open_lines);
-		kv_purity(out, &f2, "purity", ow->purity);
-		kv_purity(out, &f2, "client_purity", ow->client_purity);
+		/* As the text shows it: a learning pool's purity means nothing. */
+		kv_purity(out, &f2, "purity", o->kind == FDR_KIND_SPARSE ? ST_NO_PURITY : ow->purity);
+		kv_purity(out, &f2, "client_purity",
+			  o->kind == FDR_KIND_SPARSE ? ST_NO_PURITY : ow->client_purity);
 		key(out, &f2, "served_by");
 		served_by(out, r, ow->by, ow->nby);
 		fputc('}', out);

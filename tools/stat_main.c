@@ -476,6 +476,18 @@ static int check_together(const struct targets *t, bool json, bool prom, bool ha
 	return -1;
 }
 
+/* A process id argument into @t: -1 (no exit status yet), or a usage error's. */
+static int pid_arg(struct targets *t, const char *a)
+{
+	long pid;
+
+	if (!parse_pid(a, &pid))
+		return usage_error("'%s' is not a process id (a number from 1 to 1073741823)", a);
+	if (add_target(t, pid) < 0)
+		return usage_error("out of memory%s", "");
+	return -1;
+}
+
 int fdrange_stat_main(int argc, char **argv)
 {
 	const char *color = "auto";
@@ -491,7 +503,6 @@ int fdrange_stat_main(int argc, char **argv)
 		usage_json |= !strcmp(argv[i], "--json");
 	for (int i = 1; i < argc && rc < 0; i++) {
 		const char *a = argv[i], *val = NULL;
-		long pid;
 
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
@@ -501,6 +512,13 @@ int fdrange_stat_main(int argc, char **argv)
 			if (strcmp(color, "auto") != 0 && strcmp(color, "always") != 0 &&
 			    strcmp(color, "never") != 0)
 				rc = usage_error("--color: '%s' is not auto, always or never", color);
+		} else if (!strcmp(a, "--color") || !strcmp(a, "--colour")) {
+			rc = usage_error("%s needs =WHEN: --color=auto, --color=always or "
+					 "--color=never", a);
+		} else if (!strcmp(a, "--")) {
+			/* What follows is process ids only. */
+			while (++i < argc && rc < 0)
+				rc = pid_arg(&t, argv[i]);
 		} else if (!strcmp(a, "--no-map")) {
 			topts.map = false;
 		} else if (!strcmp(a, "--json")) {
@@ -533,11 +551,8 @@ int fdrange_stat_main(int argc, char **argv)
 			}
 		} else if (a[0] == '-' && a[1]) {
 			rc = usage_error("unknown option '%s'", a);
-		} else if (!parse_pid(a, &pid)) {
-			rc = usage_error("'%s' is not a process id (a number from 1 to 1073741823)",
-					 a);
-		} else if (add_target(&t, pid) < 0) {
-			rc = usage_error("out of memory%s", "");
+		} else {
+			rc = pid_arg(&t, a);
 		}
 	}
 	if (rc < 0)

@@ -8,7 +8,7 @@
  * (started under a seccomp filter, where the library makes no syscall and
  * so no block; a block of another release; a fork child still on its
  * parent's block; none at all); the block's own reason (FDRANGE_DISABLE,
- * a bad FDRANGE_* variable, a filter installed while running); a limit
+ * a bad FDRANGE_* variable, a filter installed while running, a set-id program); a limit
  * that leaves no chunk above the base; a single thread so far.
  */
 #include "stat.h"
@@ -27,6 +27,7 @@ static const char *const words[ST_R_NR] = {
 	[ST_R_DISABLED] = "disabled",
 	[ST_R_CONFIG] = "config",
 	[ST_R_SECCOMP] = "seccomp",
+	[ST_R_SECURE] = "secure",
 	[ST_R_LIMIT] = "limit",
 	[ST_R_SINGLE] = "single_threaded",
 };
@@ -53,6 +54,8 @@ static enum st_reason block_reason(const struct st_report *r)
 		return ST_R_CONFIG;
 	case FDR_WHY_SECCOMP:
 		return ST_R_SECCOMP;
+	case FDR_WHY_SECURE:
+		return ST_R_SECURE;
 	default:
 		break;
 	}
@@ -110,7 +113,7 @@ void st_reason_text(const struct st_report *r, char *buf, size_t len)
 		break;
 	case ST_R_NO_BLOCK:
 		snprintf(buf, len, "libfdrange is loaded but keeps no stats block (a release "
-			 "that keeps none, secure-execution mode, or no memory for it)");
+			 "that keeps none, or no memory for it)");
 		break;
 	case ST_R_SECCOMP_START:
 		snprintf(buf, len, "it started under a seccomp filter (Seccomp: %d in "
@@ -135,6 +138,10 @@ void st_reason_text(const struct st_report *r, char *buf, size_t len)
 	case ST_R_SECCOMP:
 		snprintf(buf, len, "a seccomp filter was installed while it ran: the library "
 			 "stopped placing fds then (a move makes calls the filter may forbid)");
+		break;
+	case ST_R_SECURE:
+		snprintf(buf, len, "a set-user-ID or set-group-ID program (secure-execution "
+			 "mode): the library passes every call through");
 		break;
 	case ST_R_LIMIT:
 		snprintf(buf, len, "RLIMIT_NOFILE %llu (as the library last saw it) leaves no "

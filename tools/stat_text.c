@@ -157,7 +157,7 @@ static void handoff(const struct tctx *t)
 			pct_of(h->judged - (uint64_t)h->judged_local, h->judged));
 		break;
 	case FDR_MODEL_UNREGISTERED:
-		fprintf(out, "not registered: %" PRIu64 " %s accepted and none registered with epoll "
+		fprintf(out, "not registered: %" PRIu64 " %s accepted and (almost) none registered with epoll "
 			"(a thread per connection?); accepted fds stay where the kernel puts them (%"
 			PRIu64 " so far)\n", h->accepted, st_pl(h->accepted, "connection", "connections"),
 			h->accepts_left);

@@ -108,7 +108,7 @@ static const struct bad bads[] = {
 	{ "owners_off 8", owners_off_in_hdr }, { "owners_off", owners_off_align },
 	{ "chunks_off", chunks_off_beyond }, { "recs_off", recs_off_wrap },
 	{ "recs_off", recs_too_many }, { "overlap", overlap },
-	{ "why_inactive 4", why_inactive }, { "why_msg", why_msg },
+	{ "why_inactive 5", why_inactive }, { "why_msg", why_msg },
 	{ "lines_off", lines_off_beyond }, { "lines_off", lines_off_align },
 	{ "overlap", lines_overlap }, { "open_counted", open_counted }, { "bound_top", bound_top },
 	{ "accepts_left", accepts_left }, { "counts", counts },
@@ -473,6 +473,7 @@ SPOIL(disabled, (h->why_inactive = FDR_WHY_DISABLED, h->flags = 0))
 SPOIL(config, (h->why_inactive = FDR_WHY_CONFIG, h->flags = 0,
 	       snprintf(h->why_msg, sizeof(h->why_msg), "FDRANGE_SLOTS=\"abc\": not a number")))
 SPOIL(seccomp, (h->why_inactive = FDR_WHY_SECCOMP, h->flags = 0))
+SPOIL(secure, (h->why_inactive = FDR_WHY_SECURE, h->flags = 0))
 SPOIL(low_limit, h->limit = 100)
 
 static void names_why_nothing_is_placed(void **state)
@@ -490,6 +491,9 @@ static void names_why_nothing_is_placed(void **state)
 	assert_non_null(strstr(text, "FDRANGE_SLOTS=\"abc\": not a number"));
 	assert_int_equal(reason_of(seccomp, 3, text, sizeof(text)), ST_R_SECCOMP);
 	assert_non_null(strstr(text, "seccomp filter was installed while it ran"));
+	assert_int_equal(reason_of(secure, 3, text, sizeof(text)), ST_R_SECURE);
+	assert_non_null(strstr(text, "set-user-ID or set-group-ID program"));
+	assert_string_equal(st_reason_word(ST_R_SECURE), "secure");
 	assert_int_equal(reason_of(low_limit, 3, text, sizeof(text)), ST_R_LIMIT);
 	assert_non_null(strstr(text, "RLIMIT_NOFILE 100 (as the library last saw it) leaves no 64-fd chunk above FDRANGE_BASE 64"));
 	assert_int_equal(reason_of(NULL, 1, text, sizeof(text)), ST_R_SINGLE);
