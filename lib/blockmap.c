@@ -152,13 +152,18 @@ static size_t block_size(void)
 	return recs_off + nrecs * sizeof(uint64_t);
 }
 
-/* A new block in use from now on: the owners' and the learner's state. */
+/*
+ * A new block in use from now on: the owners' and the learner's state,
+ * then published.  In a fork child other threads go by p->hdr: none must
+ * use the block before its owners and its learner are reset.
+ */
 static void start(struct fdr_blk_hdr *h)
 {
 	fdr_proc_point_at(h);
 	fdr_bound_reset();
-	fdr_owners_setup();
-	fdr_handoff_setup();
+	fdr_owners_setup(h);
+	fdr_handoff_setup(h);
+	fdr_proc_publish(h);
 }
 
 int fdr_block_create(void)
@@ -176,8 +181,6 @@ int fdr_block_create(void)
 	return 0;
 }
 
-enum { MAKING = 1, FAILED = 2 };
-
 /*
  * Another thread is making the block: a few microseconds (memfd_create,
  * ftruncate, mmap).  Waiting for it, bounded, places this thread's fd
@@ -189,7 +192,7 @@ static bool wait_for_block(struct fdr_proc *p)
 	for (unsigned long spins = 1ul << 20; spins; spins--) {
 		if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
 			return true;
-		if (__atomic_load_n(&p->making, __ATOMIC_ACQUIRE) != MAKING)
+		if (__atomic_load_n(&p->making, __ATOMIC_ACQUIRE) != FDR_MAKING)
 			return false;
 		__asm__ volatile("" ::: "memory");
 	}
@@ -217,13 +220,19 @@ bool fdr_block_for_child(void)
 		return true;
 	if (!old || !fdr_st.blk_size)
 		return false;
-	if (!__atomic_compare_exchange_n(&p->making, &state, MAKING, false, __ATOMIC_ACQUIRE,
+	if (!__atomic_compare_exchange_n(&p->making, &state, FDR_MAKING, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_ACQUIRE))
-		return state == MAKING && wait_for_block(p);
+		return state == FDR_MAKING && wait_for_block(p);
+	/* Making it is syscalls too: a sandbox coming waits for it (moves.c)
+	 * or, if it came first, none is made.  Pairs as fdr_move_begin. */
+	if (!__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&p->making, FDR_MAKE_FAILED, __ATOMIC_RELEASE);
+		return false;
+	}
 	h = map_block(fdr_st.blk_size, &flags);
 	if (!h) {
 		/* No second try per fd. */
-		__atomic_store_n(&p->making, FAILED, __ATOMIC_RELEASE);
+		__atomic_store_n(&p->making, FDR_MAKE_FAILED, __ATOMIC_RELEASE);
 		return false;
 	}
 	fill(h, fdr_st.blk_size, flags);
@@ -231,5 +240,6 @@ bool fdr_block_for_child(void)
 	start(h);
 	/* The parent's block (or an ancestor's) is of no use here now. */
 	SYS_CALL(SYS_munmap, old, fdr_st.blk_size);
+	__atomic_store_n(&p->making, FDR_MADE, __ATOMIC_RELEASE);
 	return true;
 }

@@ -57,10 +57,8 @@ static bool stale;              /* a predicted thread is gone */
 #define E_ACC(e)  ((unsigned)((e) >> 32) & 0xffffu)
 #define E_SRV(e)  ((unsigned)((e) >> 48))
 
-void fdr_handoff_setup(void)
+void fdr_handoff_setup(struct fdr_blk_hdr *h)
 {
-	struct fdr_blk_hdr *h = fdr_p->hdr;
-
 	busy = 0;
 	gen = 0;
 	rot_off = 0;

@@ -19,7 +19,7 @@ void fdr_handoff_accepted(int fd) FDR_HIDDEN;
 void fdr_handoff_registered(int fd) FDR_HIDDEN;
 /* A new block (start-up, a fork child's): nothing learned yet; the
  * rotation of an explicit roundrobin. */
-void fdr_handoff_setup(void) FDR_HIDDEN;
+void fdr_handoff_setup(struct fdr_blk_hdr *h) FDR_HIDDEN;
 /* A call other than accept made @fd: an accept's pending record for the
  * number is stale (that connection was closed unregistered). */
 void fdr_handoff_created(int fd) FDR_HIDDEN;

@@ -16,9 +16,13 @@ static inline void pause_once(void)
 static bool any_moving(void)
 {
 	struct fdr_proc *p = fdr_p;
-	const struct fdr_blk_hdr *h = __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE);
+	const struct fdr_blk_hdr *h;
 	unsigned n;
 
+	/* A fork child's block being made (blockmap.c): syscalls in flight. */
+	if (__atomic_load_n(&p->making, __ATOMIC_SEQ_CST) == FDR_MAKING)
+		return true;
+	h = __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE);
 	if (!h)
 		return false;
 	n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
@@ -41,14 +45,27 @@ bool fdr_moves_wait(unsigned long spins)
 	return seen;
 }
 
-/* Moves are microseconds; a mover preempted in between is not waited for
- * long: the caller then gets its EMFILE, as it would from a full table. */
-#define RETRY_SPINS (1ul << 16)
-#define RETRIES 3
+/*
+ * Moves are microseconds, but a mover preempted between its two calls is
+ * off its CPU for a scheduler slice or more, and plain Linux would not fail
+ * this creation at all: wait up to about a hundred milliseconds of pauses
+ * (no syscall: a sandbox may be coming), only while a move is seen in
+ * flight, which near the limit is rare.
+ */
+#define RETRY_SPINS (1ul << 22)
 
-bool fdr_retry_create(int tries)
+/*
+ * The retry is unconditional: a move that held the number the call needed
+ * may have ended between the failure and any check, and nothing tells (a
+ * counter of moves done would be one more shared line written per move).
+ * It costs one failed syscall per EMFILE, and the creating calls fail with
+ * EMFILE before any side effect (the fd is allocated first).  Holding new
+ * moves off matters: without it a retry that waits for the move in flight
+ * falls in step with a thread that creates and closes in a loop, and meets
+ * its next move every time.
+ */
+void fdr_starve_begin(void)
 {
-	if (tries >= RETRIES || errno != EMFILE)
-		return false;
-	return fdr_moves_wait(RETRY_SPINS);
+	__atomic_fetch_add(&fdr_st.starved, 1, __ATOMIC_SEQ_CST);
+	fdr_moves_wait(RETRY_SPINS);
 }

@@ -20,7 +20,10 @@
 static inline bool fdr_move_begin(struct fdr_blk_owner *me)
 {
 	__atomic_fetch_add(&me->busy, 1, __ATOMIC_SEQ_CST);
-	if (__builtin_expect(__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST), 1))
+	/* Likewise with a starved creation (fdr_starve_begin): it waits for
+	 * this move, or this move is not made. */
+	if (__builtin_expect(__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST) &&
+			     !__atomic_load_n(&fdr_st.starved, __ATOMIC_SEQ_CST), 1))
 		return true;
 	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
 	return false;
@@ -36,10 +39,16 @@ static inline void fdr_move_end(struct fdr_blk_owner *me)
 bool fdr_moves_wait(unsigned long spins) FDR_HIDDEN;
 
 /*
- * A wrapped creation failed with errno.  true: try it once more, because
- * a move in flight may have held the number it would have had (EMFILE
- * that plain Linux would not have given).  @tries counts the retries.
+ * A wrapped creation failed with EMFILE, maybe because a move in flight
+ * held the number it would have had (plain Linux would have given it).
+ * Between these two it is made again: no move starts, and the moves in
+ * flight have ended (waited for, bounded).
  */
-bool fdr_retry_create(int tries) FDR_HIDDEN;
+void fdr_starve_begin(void) FDR_HIDDEN;
+
+static inline void fdr_starve_end(void)
+{
+	__atomic_fetch_sub(&fdr_st.starved, 1, __ATOMIC_RELEASE);
+}
 
 #endif

@@ -42,9 +42,8 @@ uint32_t fdr_self_tid(void)
 	return t->tid;
 }
 
-static void note_owner_used(unsigned o)
+static void note_owner_used(struct fdr_blk_hdr *h, unsigned o)
 {
-	struct fdr_blk_hdr *h = fdr_p->hdr;
 	unsigned n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
 
 	while (n <= o && !__atomic_compare_exchange_n(&h->nowners, &n, o + 1, true,
@@ -244,7 +243,7 @@ unsigned fdr_owner_self(void)
 	__atomic_store_n(&ow->tid, fdr_self_tid(), __ATOMIC_RELAXED);
 	__atomic_fetch_add(&ow->live, 1, __ATOMIC_RELAXED);
 	fdr_count(&ow->threads);
-	note_owner_used(o);
+	note_owner_used(fdr_p->hdr, o);
 	/* For keys below 32, glibc stores the value in the thread itself: no
 	 * malloc here. */
 	if (have_exit_key)
@@ -253,7 +252,7 @@ unsigned fdr_owner_self(void)
 	return o;
 }
 
-void fdr_owners_setup(void)
+void fdr_owners_setup(struct fdr_blk_hdr *h)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
 
@@ -263,7 +262,7 @@ void fdr_owners_setup(void)
 	fdr_owner(FDR_OWN_SPARSE)->kind = FDR_KIND_SPARSE;
 	fdr_owner(FDR_OWN_SHARED)->kind = FDR_KIND_SHARED;
 	fdr_owner(FDR_OWN_LINES)->kind = FDR_KIND_LINES;
-	note_owner_used(FDR_OWN_LINES);
+	note_owner_used(h, FDR_OWN_LINES);
 	if (cfg->accept == FDR_ACCEPT_ROUNDROBIN) {
 		unsigned lanes = cfg->slots ? cfg->slots : fdr_st.ncpus;
 
@@ -272,7 +271,7 @@ void fdr_owners_setup(void)
 		for (unsigned l = 0; l < lanes; l++)
 			fdr_owner(FDR_OWN_FIRST + l)->kind = FDR_KIND_LANE;
 		first_thread_owner = FDR_OWN_FIRST + lanes;
-		note_owner_used(first_thread_owner - 1);
+		note_owner_used(h, first_thread_owner - 1);
 	}
 }
 

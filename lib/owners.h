@@ -46,6 +46,6 @@ unsigned fdr_owner_claim_lowest(unsigned o, unsigned long cap, bool *bounded) FD
 /* In the constructor: the thread-exit hook. */
 void fdr_owners_init(void) FDR_HIDDEN;
 /* A new block (at start-up, or a fork child's): the pools and the lanes. */
-void fdr_owners_setup(void) FDR_HIDDEN;
+void fdr_owners_setup(struct fdr_blk_hdr *h) FDR_HIDDEN;
 
 #endif

@@ -338,8 +338,12 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		return fd;
 	}
 	me = fdr_owner(self);
-	if (!fdr_move_begin(me))
+	if (!fdr_move_begin(me)) {
+		/* Not a sandbox: a creation near the limit is retrying. */
+		if (__atomic_load_n(&fdr_st.active, __ATOMIC_RELAXED))
+			fdr_count(&ow->fallback[FDR_FB_NEAR]);
 		return fd;
+	}
 	nfd = place(fd, cloexec, &o, cap, &bounded);
 	ow = fdr_owner(o);
 	if (nfd < 0) {

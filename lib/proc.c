@@ -115,5 +115,9 @@ void fdr_proc_point_at(struct fdr_blk_hdr *h)
 	p->nchunks = h->nchunks;
 	p->nrecs = h->nrecs;
 	fdr_st.last_hdr = h;
-	__atomic_store_n(&p->hdr, h, __ATOMIC_RELEASE);
+}
+
+void fdr_proc_publish(struct fdr_blk_hdr *h)
+{
+	__atomic_store_n(&fdr_p->hdr, h, __ATOMIC_RELEASE);
 }

@@ -9,6 +9,9 @@
 
 #include "global.h"
 
+/* fdr_proc.making */
+enum fdr_making { FDR_MAKING = 1, FDR_MAKE_FAILED = 2, FDR_MADE = 3 };
+
 /*
  * This process's own block and where its tables are.  All zero in a child
  * of fork(), _Fork() or clone() until the child makes a block of its own:
@@ -25,7 +28,7 @@ struct fdr_proc {
 	uint64_t nrecs;
 	unsigned epoch;            /* nonzero once this process knows itself */
 	bool child;                /* a child still taken for single-threaded */
-	int making;                /* 1: a thread is making this process's block; 2: it failed */
+	int making;                /* enum fdr_making: a fork child's block, made by one thread */
 };
 
 extern struct fdr_proc *fdr_p FDR_HIDDEN;
@@ -86,7 +89,9 @@ int fdr_proc_start(void) FDR_HIDDEN;
 /* Inside fork, in the child (memory only): the forking thread is the only one. */
 void fdr_proc_atfork_child(void) FDR_HIDDEN;
 
-/* Point this process's words at block @h (made by this process). */
+/* Point this process's words at block @h (made by this process); other
+ * threads see it only once it is published, when it is set up. */
 void fdr_proc_point_at(struct fdr_blk_hdr *h) FDR_HIDDEN;
+void fdr_proc_publish(struct fdr_blk_hdr *h) FDR_HIDDEN;
 
 #endif

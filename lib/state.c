@@ -91,23 +91,79 @@ static void config_error(const char *msg)
 	sb_str(&sb, msg);
 }
 
-/* What /proc/self/status said at start-up (one read, before anything else). */
+/*
+ * What /proc/self/status said at start-up (one read, before anything
+ * else): only the lines the start-up uses, each after a newline, as the
+ * readers of the text expect.  The whole file is read: a long Groups: line
+ * (hundreds of supplementary groups) puts Seccomp: kilobytes down.
+ */
 static struct {
-	char text[2048];
+	char text[256];
+	size_t len;
 	bool read;
 } status;
 
+static const char *const status_keys[] = { "FDSize:", "Threads:", "Seccomp:" };
+
+/* Line @l (@len bytes, maybe cut) into status.text if start-up uses it. */
+static void keep_status_line(const char *l, size_t len)
+{
+	for (size_t k = 0; k < sizeof(status_keys) / sizeof(status_keys[0]); k++) {
+		size_t kl = __builtin_strlen(status_keys[k]);
+
+		if (len < kl || __builtin_memcmp(l, status_keys[k], kl) != 0)
+			continue;
+		if (status.len + 1 + len + 1 > sizeof(status.text))
+			return;
+		status.text[status.len++] = '\n';
+		__builtin_memcpy(status.text + status.len, l, len);
+		status.len += len;
+		status.text[status.len] = 0;
+		return;
+	}
+}
+
+/* false if the file could not be read to its end. */
+static bool scan_status(int fd)
+{
+	char buf[1024], line[64];
+	size_t ll = 0;
+	long n;
+
+	while ((n = sys_read(fd, buf, sizeof(buf))) > 0) {
+		for (long i = 0; i < n; i++) {
+			if (buf[i] == '\n') {
+				keep_status_line(line, ll);
+				ll = 0;
+			} else if (ll < sizeof(line)) {
+				/* The rest of a long line (Groups:) holds no key of ours. */
+				line[ll++] = buf[i];
+			}
+		}
+	}
+	return n == 0;
+}
+
+/*
+ * A process whose status cannot be read may be sandboxed, and we would not
+ * know: the library then stays out of its way (no block, no placement),
+ * the direction that harms nothing.
+ */
 static void read_status(void)
 {
-	long fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0), n;
+	long fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+	bool whole;
 
-	if (fd < 0)
+	if (fd < 0) {
+		fdr_st.sandboxed = true;
 		return;
-	n = sys_read((int)fd, status.text, sizeof(status.text) - 1);
+	}
+	whole = scan_status((int)fd);
 	sys_close((int)fd);
-	if (n <= 0)
+	if (!whole || !status.len) {
+		fdr_st.sandboxed = true;
 		return;
-	status.text[n] = 0;
+	}
 	status.read = true;
 	if (fdr_sandbox_in_status(status.text)) {
 		fdr_st.sandboxed = true;
@@ -205,7 +261,11 @@ void fdr_init(void)
 	/* Called from a wrapper after a successful call, whose caller must
 	 * find errno as it was: sysconf() and getauxval() may set it. */
 	saved_errno = errno;
-	read_status();
+	/* A library loaded before us may have installed a filter (through
+	 * our prctl or seccomp wrapper) from its constructor: not one more
+	 * syscall then, not even the read of the status. */
+	if (!__atomic_load_n(&fdr_st.sandboxed, __ATOMIC_SEQ_CST))
+		read_status();
 	for (unsigned i = 0; i < sizeof(startup) / sizeof(startup[0]) && !fdr_st.sandboxed; i++)
 		startup[i]();
 	__atomic_store_n(&fdr_st.phase, FDR_READY, __ATOMIC_RELEASE);

@@ -13,16 +13,21 @@
 #include "sys.h"
 
 /*
- * @call, made again (a few times at most) when it failed with EMFILE while
- * another thread's move held a second number: plain Linux would have had
- * that number free.  errno is as a plain call leaves it: unchanged on
- * success, the last failure's otherwise.
+ * @call, made once more when it failed with EMFILE: another thread's move
+ * may have held a second number that plain Linux would have had free.  The
+ * retry is made with new moves held off and those in flight ended (moves.h),
+ * so it meets the table as plain Linux would.  errno is as a plain call
+ * leaves it: unchanged on success, the last failure's otherwise.
  */
 #define FDR_CREATE(call) ({ \
 	int e_ = errno; \
-	__typeof__(call) r_; \
-	for (int t_ = 0; (r_ = (call)) < 0 && fdr_ready() && fdr_retry_create(t_); t_++) \
+	__typeof__(call) r_ = (call); \
+	if (r_ < 0 && errno == EMFILE && fdr_ready()) { \
+		fdr_starve_begin(); \
 		errno = e_; \
+		r_ = (call); \
+		fdr_starve_end(); \
+	} \
 	r_; })
 
 /* The fd @fd a successful call returned, placed; a failure as it was. */

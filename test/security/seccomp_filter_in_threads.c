@@ -15,10 +15,21 @@
  *   seccomp_filter_in_threads MODE prctl    prctl(PR_SET_SECCOMP)
  *   seccomp_filter_in_threads MODE exec     installed, then exec: the new
  *                                           program starts under the filter
+ *   seccomp_filter_in_threads MODE groups   the same with 300 supplementary
+ *                                           groups, whose Groups: line puts
+ *                                           Seccomp: kilobytes down the
+ *                                           status file (root only; it used
+ *                                           to be read past: SIGSYS)
+ *   seccomp_filter_in_threads MODE ctor LIB exec with LIB preloaded after
+ *                                           the library: its constructor
+ *                                           installs the filter, openat
+ *                                           killed too, before ours runs
+ *                                           (seccomp_filter_from_constructor.c)
  */
 #include "../check.h"
 #include "../seccomp_fcntl_filter.h"
 
+#include <grp.h>
 #include <sys/socket.h>
 
 #define NT 2
@@ -34,11 +45,14 @@ static void install(const char *how)
 	      strerror(errno));
 }
 
+static bool no_open;   /* ctor: openat is killed too */
+
 /* One of each kind; the lowest of them.  The process dies here if a move's
  * F_DUPFD is made under the filter. */
 static int create(void)
 {
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), o = open("/dev/null", O_RDONLY);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int o = no_open ? socket(AF_UNIX, SOCK_DGRAM, 0) : open("/dev/null", O_RDONLY);
 	int p[2], low;
 
 	CHECK(s >= 0 && o >= 0 && pipe(p) == 0, "create: %s", strerror(errno));
@@ -80,7 +94,7 @@ static void run_threads(const char *how)
 		CHECK(pthread_create(&t[i], NULL, worker, (void *)i) == 0, "pthread_create");
 	if (!strcmp(how, "tsync"))
 		CHECK(pthread_create(&c, NULL, churner, NULL) == 0, "pthread_create");
-	if (strcmp(how, "execed"))
+	if (strcmp(how, "execed") != 0 && strcmp(how, "ctored") != 0)
 		install(how);
 	pthread_barrier_wait(&go);
 	made[NT] = create();
@@ -100,6 +114,17 @@ int main(int argc, char **argv)
 
 	/* Threaded from the start, as a server (test_mode's idle thread). */
 	test_mode(argc, argv);
+	if (!strcmp(how, "groups")) {
+		static gid_t g[300];
+
+		for (unsigned i = 0; i < sizeof(g) / sizeof(g[0]); i++)
+			g[i] = 100000 + i;
+		if (setgroups(sizeof(g) / sizeof(g[0]), g) != 0) {
+			printf("SKIP: setgroups: %s (root only)\n", strerror(errno));
+			return 77;
+		}
+		how = "exec";
+	}
 	if (!strcmp(how, "exec")) {
 		char *args[] = { argv[0], argv[1], "execed", NULL };
 
@@ -107,8 +132,20 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", args);
 		CHECK(0, "execv: %s", strerror(errno));
 	}
+	if (!strcmp(how, "ctor")) {
+		char *args[] = { argv[0], argv[1], "ctored", NULL }, preload[4096];
+		const char *old = getenv("LD_PRELOAD");
+
+		CHECK(argc > 3, "mode ctor needs the library that installs the filter");
+		snprintf(preload, sizeof(preload), "%s%s%s", old ? old : "", old ? " " : "", argv[3]);
+		setenv("LD_PRELOAD", preload, 1);
+		setenv("SECCOMP_FROM_CONSTRUCTOR", "1", 1);
+		execv("/proc/self/exe", args);
+		CHECK(0, "execv: %s", strerror(errno));
+	}
+	no_open = !strcmp(how, "ctored");
 	CHECK(!strcmp(how, "seccomp") || !strcmp(how, "tsync") || !strcmp(how, "prctl") ||
-	      !strcmp(how, "execed"), "mode seccomp, tsync, prctl or exec");
+	      !strcmp(how, "execed") || no_open, "mode seccomp, tsync, prctl, exec, groups or ctor");
 	run_threads(how);
 	printf("seccomp filter (%s) in a threaded process: it lives, fds keep kernel numbers: "
 	       "ok (%s)\n", how, argv[1]);
