@@ -864,5 +864,10 @@ int main(int argc, char **argv)
 		write_csv(opt.csv);
 	if (opt.rounds_csv)
 		write_rounds_csv(opt.rounds_csv);
+	for (unsigned i = 0; i < mmax; i++) {
+		free((void *)ms[i].mem);
+		free(ms[i].ns);
+	}
+	free(points);
 	return 0;
 }
