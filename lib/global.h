@@ -37,9 +37,6 @@ struct fdr_state {
 	/* Placing fds.  Set at start-up; cleared for good, in every thread,
 	 * when the program installs a seccomp filter (sandbox.c). */
 	bool active;
-	/* Threads whose creation met EMFILE, retrying it: no move starts
-	 * meanwhile (moves.h).  Beside active: read by every move with it. */
-	int starved;
 	bool secure;               /* AT_SECURE: environment ignored */
 	bool sandboxed;            /* a seccomp filter is or will be in force */
 	uint32_t why;              /* enum fdr_why: what the block and the report say */

@@ -66,6 +66,6 @@ bool fdr_moves_wait(unsigned long spins)
  */
 void fdr_starve_begin(void)
 {
-	__atomic_fetch_add(&fdr_st.starved, 1, __ATOMIC_SEQ_CST);
+	__atomic_fetch_add(&fdr_p->starved, 1, __ATOMIC_SEQ_CST);
 	fdr_moves_wait(RETRY_SPINS);
 }

@@ -23,7 +23,7 @@ static inline bool fdr_move_begin(struct fdr_blk_owner *me)
 	/* Likewise with a starved creation (fdr_starve_begin): it waits for
 	 * this move, or this move is not made. */
 	if (__builtin_expect(__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST) &&
-			     !__atomic_load_n(&fdr_st.starved, __ATOMIC_SEQ_CST), 1))
+			     !__atomic_load_n(&fdr_p->starved, __ATOMIC_SEQ_CST), 1))
 		return true;
 	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
 	return false;
@@ -48,7 +48,7 @@ void fdr_starve_begin(void) FDR_HIDDEN;
 
 static inline void fdr_starve_end(void)
 {
-	__atomic_fetch_sub(&fdr_st.starved, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_sub(&fdr_p->starved, 1, __ATOMIC_RELEASE);
 }
 
 #endif

@@ -29,6 +29,10 @@ struct fdr_proc {
 	unsigned epoch;            /* nonzero once this process knows itself */
 	bool child;                /* a child still taken for single-threaded */
 	int making;                /* enum fdr_making: a fork child's block, made by one thread */
+	/* Threads whose creation met EMFILE, retrying it: no move starts
+	 * meanwhile (moves.h).  Here, not in fdr_st: a fork child, whatever
+	 * its parent's other threads were doing, starts with none. */
+	int starved;
 };
 
 extern struct fdr_proc *fdr_p FDR_HIDDEN;
