@@ -235,15 +235,9 @@ static void write_tsv(const char *path)
 static void header(const char *lib, unsigned rounds, double seconds, bool smoke)
 {
 	struct utsname u;
-	char load[64] = "?";
-	FILE *f = fopen("/proc/loadavg", "r");
+	char load[64];
 
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			strcpy(load, "?");
-		load[strcspn(load, "\n")] = 0;
-		fclose(f);
-	}
+	ab_loadavg(load, sizeof(load));
 	uname(&u);
 	printf("== %s%s: %s (%s)\n", bench->name, smoke ? " [smoke: checks that it runs, "
 	       "numbers mean nothing]" : "", bench->what, bench->unit);

@@ -119,4 +119,10 @@ unsigned long ab_ulong(const char *name, const char *value, unsigned long min, u
 /* Fail the child with a message. */
 void ab_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
+/* A bad argument: "PROG: ARG: message" on stderr, exit 2. */
+void ab_bad_arg(const char *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+
+/* The first line of /proc/loadavg into @buf, or "?". */
+void ab_loadavg(char *buf, size_t len);
+
 #endif

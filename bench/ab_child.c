@@ -42,6 +42,32 @@ void ab_die(const char *fmt, ...)
 	exit(1);
 }
 
+void ab_bad_arg(const char *arg, const char *fmt, ...)
+{
+	va_list ap;
+
+	fflush(stdout);
+	fprintf(stderr, "%s: %s: ", ab_prog, arg);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+void ab_loadavg(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	snprintf(buf, len, "?");
+	if (!f)
+		return;
+	if (!fgets(buf, (int)len, f))
+		snprintf(buf, len, "?");
+	buf[strcspn(buf, "\n")] = 0;
+	fclose(f);
+}
+
 void ab_emit(const char *key, double value)
 {
 	printf("@ %s %.9g\n", key, value);

@@ -113,18 +113,6 @@ static unsigned long fd_limit;
 
 /* ---- arguments: one line naming the argument, exit 2 ---- */
 
-static void bad_arg(const char *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void bad_arg(const char *arg, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: %s: ", PROG, arg);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
 
 static unsigned long parse_num(const char *arg, const char *s, size_t len, unsigned long min,
 			       unsigned long max, const char *accepted)
@@ -133,15 +121,15 @@ static unsigned long parse_num(const char *arg, const char *s, size_t len, unsig
 	unsigned long v;
 
 	if (!len || len >= sizeof(buf) || s[0] == '-' || s[0] == '+')
-		bad_arg(arg, "'%.*s' is not an integer; expected %s", (int)len, s, accepted);
+		ab_bad_arg(arg, "'%.*s' is not an integer; expected %s", (int)len, s, accepted);
 	memcpy(buf, s, len);
 	buf[len] = 0;
 	errno = 0;
 	v = strtoul(buf, &end, 10);
 	if (*end || errno)
-		bad_arg(arg, "'%s' is not an integer; expected %s", buf, accepted);
+		ab_bad_arg(arg, "'%s' is not an integer; expected %s", buf, accepted);
 	if (v < min || v > max)
-		bad_arg(arg, "%lu is out of range; expected %s", v, accepted);
+		ab_bad_arg(arg, "%lu is out of range; expected %s", v, accepted);
 	return v;
 }
 
@@ -158,7 +146,7 @@ static void parse_list(const char *arg, const char *value, unsigned long min, un
 		size_t len = strcspn(s, ",");
 
 		if (out->n == MAX_LIST)
-			bad_arg(arg, "more than %d values; expected %s", MAX_LIST, accepted);
+			ab_bad_arg(arg, "more than %d values; expected %s", MAX_LIST, accepted);
 		out->v[out->n++] = parse_num(arg, s, len, min, max, accepted);
 		if (!s[len])
 			break;
@@ -191,6 +179,18 @@ static void usage(FILE *f)
 		PROG);
 }
 
+/* The options that take a value. */
+static bool known_option(const char *name)
+{
+	static const char *const names[] = { "n", "threads", "measurers", "pressure", "rounds",
+					     "lookups", "seed", "csv", "rounds-csv" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(name, names[i]))
+			return true;
+	return false;
+}
+
 static void parse_args(int argc, char **argv)
 {
 	bool set_n = false, set_t = false, set_m = false, set_p = false, set_r = false, set_k = false;
@@ -201,21 +201,24 @@ static void parse_args(int argc, char **argv)
 		char name[32];
 
 		if (strncmp(a, "--", 2))
-			bad_arg(a, "unexpected argument; expected options only (see --help)");
+			ab_bad_arg(a, "unexpected argument; expected options only (see --help)");
 		snprintf(name, sizeof(name), "%.*s", (int)(eq ? eq - a - 2 : (long)strlen(a) - 2), a + 2);
 		if (!strcmp(name, "help")) {
 			usage(stdout);
 			exit(0);
 		} else if (!strcmp(name, "smoke") || !strcmp(name, "check")) {
 			if (v)
-				bad_arg(a, "takes no value; expected --%s", name);
+				ab_bad_arg(a, "takes no value; expected --%s", name);
 			if (name[0] == 's')
 				opt.smoke = true;
 			opt.check = true;
 			continue;
 		}
+		if (!known_option(name))
+			ab_bad_arg(a, "unknown option; expected one of --n --threads --measurers --pressure "
+				"--rounds --lookups --seed --csv --rounds-csv --check --smoke --help");
 		if (!v || (!*v && strcmp(name, "csv") && strcmp(name, "rounds-csv")))
-			bad_arg(a, "the value is missing; expected --%s=VALUE (see --help)", name);
+			ab_bad_arg(a, "the value is missing; expected --%s=VALUE (see --help)", name);
 		if (!strcmp(name, "n")) {
 			parse_list(a, v, 8, 1 << 20, &opt.n);
 			set_n = true;
@@ -240,14 +243,11 @@ static void parse_args(int argc, char **argv)
 			opt.seed = parse_num(a, v, strlen(v), 0, ULONG_MAX, "a non-negative integer");
 		} else if (!strcmp(name, "csv") || !strcmp(name, "rounds-csv")) {
 			if (!*v)
-				bad_arg(a, "the file name is empty; expected a file to write");
+				ab_bad_arg(a, "the file name is empty; expected a file to write");
 			if (name[0] == 'c')
 				opt.csv = v;
 			else
 				opt.rounds_csv = v;
-		} else {
-			bad_arg(a, "unknown option; expected one of --n --threads --measurers --pressure "
-				"--rounds --lookups --seed --csv --rounds-csv --check --smoke --help");
 		}
 	}
 	static const struct list def_n = { 4, { 1024, 2048, 4096, 8192 } },
@@ -274,7 +274,7 @@ static void parse_args(int argc, char **argv)
 		char arg[40];
 
 		snprintf(arg, sizeof(arg), "--measurers=...%lu...", mmax);
-		bad_arg(arg, "%lu measuring threads but only %lu owner threads (--threads); expected at "
+		ab_bad_arg(arg, "%lu measuring threads but only %lu owner threads (--threads); expected at "
 			"most the smallest --threads value", mmax, tmin);
 	}
 }
@@ -743,16 +743,10 @@ static void write_rounds_csv(const char *path)
 static void header(void)
 {
 	struct utsname u;
-	char load[64] = "?";
-	FILE *f = fopen("/proc/loadavg", "r");
+	char load[64];
 	long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
 
-	if (f) {
-		if (!fgets(load, sizeof(load), f))
-			strcpy(load, "?");
-		load[strcspn(load, "\n")] = 0;
-		fclose(f);
-	}
+	ab_loadavg(load, sizeof(load));
 	uname(&u);
 	printf("== %s%s: one fd lookup (fcntl F_GETFD) on a thread's own fds, packed against "
 	       "interleaved by lowest-free numbering; no library\n", PROG,

@@ -71,18 +71,6 @@ static size_t in_cap;
 static char *value;
 static uint64_t end_ns;
 
-static void bad_arg(const char *arg, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
-static void bad_arg(const char *arg, const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "%s: %s: ", PROG, arg);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(2);
-}
 
 static unsigned arg_uint(const char *arg, const char *v, unsigned min, unsigned max)
 {
@@ -92,7 +80,7 @@ static unsigned arg_uint(const char *arg, const char *v, unsigned min, unsigned 
 	errno = 0;
 	x = v && *v && *v != '-' ? strtoul(v, &end, 10) : 0;
 	if (!v || !*v || *v == '-' || *end || errno || x < min || x > max)
-		bad_arg(arg, "'%s' is not an integer from %u to %u; expected one", v ? v : "", min, max);
+		ab_bad_arg(arg, "'%s' is not an integer from %u to %u; expected one", v ? v : "", min, max);
 	return (unsigned)x;
 }
 
@@ -102,7 +90,7 @@ static double arg_double(const char *arg, const char *v, double min, double max)
 	double x = v ? strtod(v, &end) : 0;
 
 	if (!v || !*v || *end || !(x >= min && x <= max))
-		bad_arg(arg, "'%s' is not a number from %g to %g; expected one", v ? v : "", min, max);
+		ab_bad_arg(arg, "'%s' is not a number from %g to %g; expected one", v ? v : "", min, max);
 	return x;
 }
 
@@ -315,17 +303,17 @@ int main(int argc, char **argv)
 		} else if (!strcmp(a, "--get-ratio")) {
 			o.get_ratio = arg_double(a, v, 0, 1);
 		} else {
-			bad_arg(a, "unknown argument; expected one of the options in --help");
+			ab_bad_arg(a, "unknown argument; expected one of the options in --help");
 		}
 		i++;
 	}
 	if (!o.port)
-		bad_arg("--port", "missing; expected the memcached port");
+		ab_bad_arg("--port", "missing; expected the memcached port");
 	if (o.inflight > o.conns)
-		bad_arg("--inflight", "%u is more than --conns %u; expected at most one request in "
+		ab_bad_arg("--inflight", "%u is more than --conns %u; expected at most one request in "
 			"flight per connection", o.inflight, o.conns);
 	if (o.threads > o.inflight)
-		bad_arg("--threads", "%u is more than --inflight %u; expected at least one request "
+		ab_bad_arg("--threads", "%u is more than --inflight %u; expected at least one request "
 			"in flight per thread", o.threads, o.inflight);
 	/* Thousands of connections: the soft limit up to the hard one. */
 	if (!getrlimit(RLIMIT_NOFILE, &rl)) {
@@ -334,7 +322,7 @@ int main(int argc, char **argv)
 		getrlimit(RLIMIT_NOFILE, &rl);
 	}
 	if ((rlim_t)o.conns + 16 > rl.rlim_cur)
-		bad_arg("--conns", "%u connections need %u fds, RLIMIT_NOFILE hard limit is %lu; "
+		ab_bad_arg("--conns", "%u connections need %u fds, RLIMIT_NOFILE hard limit is %lu; "
 			"expected fewer, or a higher limit", o.conns, o.conns + 16,
 			(unsigned long)rl.rlim_cur);
 
