@@ -192,8 +192,9 @@ static bool wait_for_block(struct fdr_proc *p)
 	for (unsigned long spins = 1ul << 20; spins; spins--) {
 		if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
 			return true;
+		/* Made between the two loads: published before FDR_MADE. */
 		if (__atomic_load_n(&p->making, __ATOMIC_ACQUIRE) != FDR_MAKING)
-			return false;
+			return __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE) != NULL;
 		__asm__ volatile("" ::: "memory");
 	}
 	return false;
@@ -208,21 +209,12 @@ static bool wait_for_block(struct fdr_proc *p)
  * clobbering what is there).  The limit is the child's own, inherited.
  * One thread makes it; others wait for it (bounded).
  */
-bool fdr_block_for_child(void)
+/* The one making thread's part: the block, or FDR_MAKE_FAILED. */
+static bool make_child_block(struct fdr_proc *p, struct fdr_blk_hdr *old)
 {
-	struct fdr_proc *p = fdr_p;
-	struct fdr_blk_hdr *old = fdr_st.last_hdr, *h;
+	struct fdr_blk_hdr *h;
 	uint32_t flags;
 
-	int state = 0;
-
-	if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
-		return true;
-	if (!old || !fdr_st.blk_size)
-		return false;
-	if (!__atomic_compare_exchange_n(&p->making, &state, FDR_MAKING, false, __ATOMIC_SEQ_CST,
-					 __ATOMIC_ACQUIRE))
-		return state == FDR_MAKING && wait_for_block(p);
 	/* Making it is syscalls too: a sandbox coming waits for it (moves.c)
 	 * or, if it came first, none is made.  Pairs as fdr_move_begin. */
 	if (!__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST)) {
@@ -242,4 +234,25 @@ bool fdr_block_for_child(void)
 	SYS_CALL(SYS_munmap, old, fdr_st.blk_size);
 	__atomic_store_n(&p->making, FDR_MADE, __ATOMIC_RELEASE);
 	return true;
+}
+
+bool fdr_block_for_child(void)
+{
+	struct fdr_proc *p = fdr_p;
+	struct fdr_blk_hdr *old = fdr_st.last_hdr;
+	int state = 0;
+	bool made;
+
+	if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
+		return true;
+	if (!old || !fdr_st.blk_size)
+		return false;
+	if (!__atomic_compare_exchange_n(&p->making, &state, FDR_MAKING, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_ACQUIRE))
+		return state == FDR_MADE || (state == FDR_MAKING && wait_for_block(p));
+	/* A signal handler in this thread must not wait for this (moves.c). */
+	fdr_t.moving++;
+	made = make_child_block(p, old);
+	fdr_t.moving--;
+	return made;
 }

@@ -36,6 +36,8 @@ bool fdr_moves_wait(unsigned long spins)
 {
 	bool seen = false;
 
+	if (fdr_t.moving)
+		return false;
 	while (any_moving()) {
 		seen = true;
 		if (!spins--)
@@ -53,19 +55,36 @@ bool fdr_moves_wait(unsigned long spins)
  * flight, which near the limit is rare.
  */
 #define RETRY_SPINS (1ul << 22)
+/* Moves held off per retry at most: a retry that blocks (or was cancelled
+ * and never ended) stops placement for this many fds, not for good. */
+#define FDR_HOLD_MAX 64u
 
 /*
  * The retry is unconditional: a move that held the number the call needed
- * may have ended between the failure and any check, and nothing tells (a
- * counter of moves done would be one more shared line written per move).
- * It costs one failed syscall per EMFILE, and the creating calls fail with
+ * may have ended before any check, and nothing tells (a counter of
+ * finished moves would be one more shared line written per move).  It
+ * costs one failed syscall per EMFILE, and the creating calls fail with
  * EMFILE before any side effect (the fd is allocated first).  Holding new
- * moves off matters: without it a retry that waits for the move in flight
- * falls in step with a thread that creates and closes in a loop, and meets
- * its next move every time.
+ * moves off for the retry matters: a retry that only waited for the move
+ * in flight fell in step with a thread creating and closing in a loop, and
+ * met its next move every time.
  */
 void fdr_starve_begin(void)
 {
-	__atomic_fetch_add(&fdr_p->starved, 1, __ATOMIC_SEQ_CST);
+	struct fdr_proc *p = fdr_p;
+
+	__atomic_fetch_add(&p->starved, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&p->held_off, 0, __ATOMIC_RELAXED);
 	fdr_moves_wait(RETRY_SPINS);
+}
+
+bool fdr_move_held_off(void)
+{
+	struct fdr_proc *p = fdr_p;
+	unsigned n = __atomic_load_n(&p->held_off, __ATOMIC_RELAXED);
+
+	if (n >= FDR_HOLD_MAX)
+		return false;
+	__atomic_store_n(&p->held_off, n + 1, __ATOMIC_RELAXED);
+	return true;
 }

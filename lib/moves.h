@@ -17,32 +17,44 @@
  * sequentially consistent add and load pair with the sandbox's store and
  * scan: either the sandbox sees this move, or this move sees the sandbox.
  */
+/* A creation is retrying (fdr_starve_begin): true if this move is held
+ * off; false once the hold has lasted too long. */
+bool fdr_move_held_off(void) FDR_HIDDEN;
+
 static inline bool fdr_move_begin(struct fdr_blk_owner *me)
 {
+	fdr_t.moving++;
 	__atomic_fetch_add(&me->busy, 1, __ATOMIC_SEQ_CST);
 	/* Likewise with a starved creation (fdr_starve_begin): it waits for
 	 * this move, or this move is not made. */
 	if (__builtin_expect(__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST) &&
-			     !__atomic_load_n(&fdr_p->starved, __ATOMIC_SEQ_CST), 1))
+			     (!__atomic_load_n(&fdr_p->starved, __ATOMIC_SEQ_CST) ||
+			      !fdr_move_held_off()), 1))
 		return true;
 	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
+	fdr_t.moving--;
 	return false;
 }
 
 static inline void fdr_move_end(struct fdr_blk_owner *me)
 {
 	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
+	fdr_t.moving--;
 }
 
 /* Wait, at most about @spins pauses, until no move is in flight.  true if
- * one was. */
+ * one was.  At once false in a signal handler that interrupted this
+ * thread's own move, which cannot end while the handler runs. */
 bool fdr_moves_wait(unsigned long spins) FDR_HIDDEN;
 
 /*
  * A wrapped creation failed with EMFILE, maybe because a move in flight
  * held the number it would have had (plain Linux would have given it).
- * Between these two it is made again: no move starts, and the moves in
- * flight have ended (waited for, bounded).
+ * Between these two it is made again: new moves are held off, and those
+ * in flight have ended (waited for, bounded).  The call made again may
+ * block (accept, a FIFO's open) or never come back (cancellation, a
+ * longjmp out of a handler): so the hold also ends by itself, after
+ * FDR_HOLD_MAX moves held off.
  */
 void fdr_starve_begin(void) FDR_HIDDEN;
 

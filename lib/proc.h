@@ -30,9 +30,11 @@ struct fdr_proc {
 	bool child;                /* a child still taken for single-threaded */
 	int making;                /* enum fdr_making: a fork child's block, made by one thread */
 	/* Threads whose creation met EMFILE, retrying it: no move starts
-	 * meanwhile (moves.h).  Here, not in fdr_st: a fork child, whatever
-	 * its parent's other threads were doing, starts with none. */
+	 * meanwhile (moves.h), up to held_off moves since the last retry
+	 * began.  Here, not in fdr_st: a fork child, whatever its parent's
+	 * other threads were doing, starts with none. */
 	int starved;
+	unsigned held_off;
 };
 
 extern struct fdr_proc *fdr_p FDR_HIDDEN;
@@ -47,6 +49,9 @@ struct fdr_thread {
 	/* Kept when the words are renewed: */
 	unsigned home;             /* the epoch of the process this thread forked */
 	int forking;               /* inside our fork handlers */
+	/* Inside a move or the making of a block (moves.h): a signal handler
+	 * that interrupted it must not wait for it to end. */
+	int moving;
 };
 
 extern FDR_TLS struct fdr_thread fdr_t FDR_HIDDEN;

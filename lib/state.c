@@ -154,6 +154,11 @@ static void read_status(void)
 	long fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
 	bool whole;
 
+	/* Out of fds or memory says nothing of a filter: no pregrow, that is
+	 * all (an initialisation from another library's constructor can meet
+	 * a full table the program raises later). */
+	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
+		return;
 	if (fd < 0) {
 		fdr_st.sandboxed = true;
 		return;

@@ -15,9 +15,9 @@
 /*
  * @call, made once more when it failed with EMFILE: another thread's move
  * may have held a second number that plain Linux would have had free.  The
- * retry is made with new moves held off and those in flight ended (moves.h),
- * so it meets the table as plain Linux would.  errno is as a plain call
- * leaves it: unchanged on success, the last failure's otherwise.
+ * retry is made with new moves held off and those in flight ended
+ * (moves.h), so it meets the table as plain Linux would.  errno is as a plain call leaves it: unchanged on success, the
+ * last failure's otherwise.
  */
 #define FDR_CREATE(call) ({ \
 	int e_ = errno; \
