@@ -189,6 +189,9 @@ int fdr_block_create(void)
  */
 static bool wait_for_block(struct fdr_proc *p)
 {
+	/* A signal handler that interrupted this thread making it. */
+	if (fdr_t.moving)
+		return false;
 	for (unsigned long spins = 1ul << 20; spins; spins--) {
 		if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
 			return true;

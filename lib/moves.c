@@ -13,32 +13,37 @@ static inline void pause_once(void)
 #endif
 }
 
-static bool any_moving(void)
+/*
+ * Moves and block makings in flight, this thread's own (fdr_t.moving)
+ * left out: they are counted the same way, in busy and in making, so the
+ * total less ours is what other threads have in flight.  A signal handler
+ * that interrupted its own thread's move must not wait for that one, but
+ * must still wait for everyone else's (a TSYNC install).
+ */
+static bool others_moving(void)
 {
 	struct fdr_proc *p = fdr_p;
 	const struct fdr_blk_hdr *h;
+	unsigned long total = 0;
 	unsigned n;
 
 	/* A fork child's block being made (blockmap.c): syscalls in flight. */
 	if (__atomic_load_n(&p->making, __ATOMIC_SEQ_CST) == FDR_MAKING)
-		return true;
+		total++;
 	h = __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE);
-	if (!h)
-		return false;
-	n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
-	for (unsigned o = 0; o < n && o < FDR_MAX_OWNERS; o++)
-		if (__atomic_load_n(&p->owners[o].busy, __ATOMIC_SEQ_CST))
-			return true;
-	return false;
+	if (h) {
+		n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
+		for (unsigned o = 0; o < n && o < FDR_MAX_OWNERS; o++)
+			total += __atomic_load_n(&p->owners[o].busy, __ATOMIC_SEQ_CST);
+	}
+	return total > (unsigned long)fdr_t.moving;
 }
 
 bool fdr_moves_wait(unsigned long spins)
 {
 	bool seen = false;
 
-	if (fdr_t.moving)
-		return false;
-	while (any_moving()) {
+	while (others_moving()) {
 		seen = true;
 		if (!spins--)
 			break;
@@ -56,8 +61,11 @@ bool fdr_moves_wait(unsigned long spins)
  */
 #define RETRY_SPINS (1ul << 22)
 /* Moves held off per retry at most: a retry that blocks (or was cancelled
- * and never ended) stops placement for this many fds, not for good. */
-#define FDR_HOLD_MAX 64u
+ * and never ended) stops placement for this many fds, not for good.  Many:
+ * the count starts before the retry's wait, and a retrying thread that is
+ * preempted meanwhile must still find the hold in force (a loop creating
+ * and closing on another CPU makes hundreds of moves a millisecond). */
+#define FDR_HOLD_MAX 8192u
 
 /*
  * The retry is unconditional: a move that held the number the call needed

@@ -42,9 +42,9 @@ static inline void fdr_move_end(struct fdr_blk_owner *me)
 	fdr_t.moving--;
 }
 
-/* Wait, at most about @spins pauses, until no move is in flight.  true if
- * one was.  At once false in a signal handler that interrupted this
- * thread's own move, which cannot end while the handler runs. */
+/* Wait, at most about @spins pauses, until no other thread has a move in
+ * flight.  true if one had.  This thread's own moves are not waited for:
+ * in a signal handler that interrupted one it cannot end meanwhile. */
 bool fdr_moves_wait(unsigned long spins) FDR_HIDDEN;
 
 /*
@@ -60,7 +60,13 @@ void fdr_starve_begin(void) FDR_HIDDEN;
 
 static inline void fdr_starve_end(void)
 {
-	__atomic_fetch_sub(&fdr_p->starved, 1, __ATOMIC_RELEASE);
+	int n = __atomic_load_n(&fdr_p->starved, __ATOMIC_RELAXED);
+
+	/* Never below 0: a fork from a handler that interrupted a retry makes
+	 * a child whose (wiped) count this retry never raised. */
+	while (n > 0 && !__atomic_compare_exchange_n(&fdr_p->starved, &n, n - 1, true,
+						     __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 }
 
 #endif

@@ -154,11 +154,9 @@ static void read_status(void)
 	long fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
 	bool whole;
 
-	/* Out of fds or memory says nothing of a filter: no pregrow, that is
-	 * all (an initialisation from another library's constructor can meet
-	 * a full table the program raises later). */
-	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
-		return;
+	/* Any failure, a full table included (a late start from another
+	 * library's constructor can meet one): what the file would have said
+	 * is unknown, and a filter inherited at exec may be in force. */
 	if (fd < 0) {
 		fdr_st.sandboxed = true;
 		return;
