@@ -212,6 +212,16 @@ static bool wait_for_block(struct fdr_proc *p)
  * clobbering what is there).  The limit is the child's own, inherited.
  * One thread makes it; others wait for it (bounded).
  */
+/* The end of this thread's making: as fdr_move_end (moves.h), its own
+ * count first, then what other threads see. */
+static bool end_making(struct fdr_proc *p, int state)
+{
+	fdr_t.moving--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&p->making, state, __ATOMIC_RELEASE);
+	return state == FDR_MADE;
+}
+
 /* The one making thread's part: the block, or FDR_MAKE_FAILED. */
 static bool make_child_block(struct fdr_proc *p, struct fdr_blk_hdr *old)
 {
@@ -220,23 +230,17 @@ static bool make_child_block(struct fdr_proc *p, struct fdr_blk_hdr *old)
 
 	/* Making it is syscalls too: a sandbox coming waits for it (moves.c)
 	 * or, if it came first, none is made.  Pairs as fdr_move_begin. */
-	if (!__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST)) {
-		__atomic_store_n(&p->making, FDR_MAKE_FAILED, __ATOMIC_RELEASE);
-		return false;
-	}
+	if (!__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST))
+		return end_making(p, FDR_MAKE_FAILED);
 	h = map_block(fdr_st.blk_size, &flags);
-	if (!h) {
-		/* No second try per fd. */
-		__atomic_store_n(&p->making, FDR_MAKE_FAILED, __ATOMIC_RELEASE);
-		return false;
-	}
+	if (!h)
+		return end_making(p, FDR_MAKE_FAILED);  /* no second try per fd */
 	fill(h, fdr_st.blk_size, flags);
 	h->limit_changes = 0;
 	start(h);
 	/* The parent's block (or an ancestor's) is of no use here now. */
 	SYS_CALL(SYS_munmap, old, fdr_st.blk_size);
-	__atomic_store_n(&p->making, FDR_MADE, __ATOMIC_RELEASE);
-	return true;
+	return end_making(p, FDR_MADE);
 }
 
 bool fdr_block_for_child(void)
@@ -244,7 +248,6 @@ bool fdr_block_for_child(void)
 	struct fdr_proc *p = fdr_p;
 	struct fdr_blk_hdr *old = fdr_st.last_hdr;
 	int state = 0;
-	bool made;
 
 	if (__atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE))
 		return true;
@@ -253,9 +256,9 @@ bool fdr_block_for_child(void)
 	if (!__atomic_compare_exchange_n(&p->making, &state, FDR_MAKING, false, __ATOMIC_SEQ_CST,
 					 __ATOMIC_ACQUIRE))
 		return state == FDR_MADE || (state == FDR_MAKING && wait_for_block(p));
-	/* A signal handler in this thread must not wait for this (moves.c). */
+	/* A signal handler in this thread must not wait for this (moves.c);
+	 * counted after making shows it, lowered before (end_making). */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	fdr_t.moving++;
-	made = make_child_block(p, old);
-	fdr_t.moving--;
-	return made;
+	return make_child_block(p, old);
 }

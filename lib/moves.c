@@ -32,7 +32,7 @@ static bool others_moving(void)
 		total++;
 	h = __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE);
 	if (h) {
-		n = __atomic_load_n(&h->nowners, __ATOMIC_RELAXED);
+		n = __atomic_load_n(&h->nowners, __ATOMIC_ACQUIRE);
 		for (unsigned o = 0; o < n && o < FDR_MAX_OWNERS; o++)
 			total += __atomic_load_n(&p->owners[o].busy, __ATOMIC_SEQ_CST);
 	}

@@ -21,25 +21,34 @@
  * off; false once the hold has lasted too long. */
 bool fdr_move_held_off(void) FDR_HIDDEN;
 
+/*
+ * fdr_t.moving never counts more than this thread has in busy (or in
+ * making): raised after, lowered before, so that a signal handler reading
+ * both between them overcounts the others' moves (a bounded wait), never
+ * undercounts them (a TSYNC install that misses one).
+ */
 static inline bool fdr_move_begin(struct fdr_blk_owner *me)
 {
-	fdr_t.moving++;
 	__atomic_fetch_add(&me->busy, 1, __ATOMIC_SEQ_CST);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	fdr_t.moving++;
 	/* Likewise with a starved creation (fdr_starve_begin): it waits for
 	 * this move, or this move is not made. */
 	if (__builtin_expect(__atomic_load_n(&fdr_st.active, __ATOMIC_SEQ_CST) &&
 			     (!__atomic_load_n(&fdr_p->starved, __ATOMIC_SEQ_CST) ||
 			      !fdr_move_held_off()), 1))
 		return true;
-	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
 	fdr_t.moving--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
 	return false;
 }
 
 static inline void fdr_move_end(struct fdr_blk_owner *me)
 {
-	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
 	fdr_t.moving--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_fetch_sub(&me->busy, 1, __ATOMIC_RELEASE);
 }
 
 /* Wait, at most about @spins pauses, until no other thread has a move in
