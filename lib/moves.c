@@ -25,14 +25,14 @@ static bool others_moving(void)
 	struct fdr_proc *p = fdr_p;
 	const struct fdr_blk_hdr *h;
 	unsigned long total = 0;
-	unsigned n;
 
 	/* A fork child's block being made (blockmap.c): syscalls in flight. */
 	if (__atomic_load_n(&p->making, __ATOMIC_SEQ_CST) == FDR_MAKING)
 		total++;
 	h = __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE);
 	if (h) {
-		n = __atomic_load_n(&h->nowners, __ATOMIC_ACQUIRE);
+		unsigned n = __atomic_load_n(&h->nowners, __ATOMIC_ACQUIRE);
+
 		for (unsigned o = 0; o < n && o < FDR_MAX_OWNERS; o++)
 			total += __atomic_load_n(&p->owners[o].busy, __ATOMIC_SEQ_CST);
 	}
