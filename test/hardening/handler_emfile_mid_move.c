@@ -39,7 +39,7 @@
 #define FAIL(...) do { fprintf(stderr, "handler_emfile_mid_move: " __VA_ARGS__); \
 		       fputc('\n', stderr); exit(1); } while (0)
 
-static volatile int stop;
+static int stop;
 static double longest;
 static unsigned long runs;
 
@@ -76,7 +76,7 @@ static void *creator(void *arg)
 	sev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
 	if (timer_create(CLOCK_MONOTONIC, &sev, &tm) || timer_settime(tm, 0, &its, NULL))
 		FAIL("timer: %s", strerror(errno));
-	while (!stop) {
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		int fd = open("/dev/null", O_RDONLY);
 
 		if (fd >= 0)
@@ -109,7 +109,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, creator, NULL))
 		FAIL("pthread_create");
 	sleep(2);
-	stop = 1;
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	pthread_join(t, NULL);
 	if (runs < 10)
 		FAIL("only %lu handler runs in 2 s", runs);
