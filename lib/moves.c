@@ -2,8 +2,6 @@
 /* Moves in flight: see moves.h. */
 #include "moves.h"
 
-#include <errno.h>
-
 static inline void pause_once(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -39,17 +37,13 @@ static bool others_moving(void)
 	return total > (unsigned long)fdr_t.moving;
 }
 
-bool fdr_moves_wait(unsigned long spins)
+void fdr_moves_wait(unsigned long spins)
 {
-	bool seen = false;
-
 	while (others_moving()) {
-		seen = true;
 		if (!spins--)
 			break;
 		pause_once();
 	}
-	return seen;
 }
 
 /*

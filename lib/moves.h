@@ -11,21 +11,20 @@
 
 #include "proc.h"
 
-/*
- * Before the second number is taken.  false: the library has stopped (a
- * seccomp filter is coming) and the fd must stay where it is.  The
- * sequentially consistent add and load pair with the sandbox's store and
- * scan: either the sandbox sees this move, or this move sees the sandbox.
- */
 /* A creation is retrying (fdr_starve_begin): true if this move is held
  * off; false once the hold has lasted too long. */
 bool fdr_move_held_off(void) FDR_HIDDEN;
 
 /*
- * fdr_t.moving never counts more than this thread has in busy (or in
- * making): raised after, lowered before, so that a signal handler reading
- * both between them overcounts the others' moves (a bounded wait), never
- * undercounts them (a TSYNC install that misses one).
+ * Before the second number is taken.  false: the library has stopped (a
+ * seccomp filter is coming, or a creation near the limit is retrying) and
+ * the fd must stay where it is.  The sequentially consistent add and load
+ * pair with the sandbox's store and scan: either the sandbox sees this
+ * move, or this move sees the sandbox.  fdr_t.moving never counts more
+ * than this thread has in busy (or in making): raised after, lowered
+ * before, so that a signal handler reading both between them overcounts
+ * the others' moves (a bounded wait), never undercounts them (a TSYNC
+ * install that misses one).
  */
 static inline bool fdr_move_begin(struct fdr_blk_owner *me)
 {
@@ -52,9 +51,9 @@ static inline void fdr_move_end(struct fdr_blk_owner *me)
 }
 
 /* Wait, at most about @spins pauses, until no other thread has a move in
- * flight.  true if one had.  This thread's own moves are not waited for:
- * in a signal handler that interrupted one it cannot end meanwhile. */
-bool fdr_moves_wait(unsigned long spins) FDR_HIDDEN;
+ * flight.  This thread's own moves are not waited for: in a signal handler
+ * that interrupted one it cannot end meanwhile. */
+void fdr_moves_wait(unsigned long spins) FDR_HIDDEN;
 
 /*
  * A wrapped creation failed with EMFILE, maybe because a move in flight
