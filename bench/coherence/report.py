@@ -7,6 +7,9 @@ summary.csv, validation.txt and coherence.png (gnuplot) into RESULTS.
   report.py RESULTS            full run
   report.py --smoke RESULTS    only the smoke boot's validation
   report.py --micro FILE NAME  validate one microbenchmark boot's windows
+  report.py --sweep DIR...     one table over several runs' RESULTS (one
+                               connection count and reconnect rate each,
+                               as sweep.sh makes them)
 
 Exit status 1 when a validation fails or an expected window is missing.
 """
@@ -23,7 +26,7 @@ MIN_SEPARATION = 50.0
 # ...and both of its windows must show the threads running at once: the
 # share of churner iterations during which the reader made progress.
 MIN_OVERLAP = 0.10
-VARIANTS = ["plain", "lib", "lib+fdcache", "fdcache", "lib-rr", "lib-rr+fdcache"]
+VARIANTS = ["plain", "lib", "lib-all", "lib+fdcache", "fdcache", "lib-rr", "lib-rr+fdcache"]
 
 
 def kv(text):
@@ -99,12 +102,142 @@ def fmt(xs, digits=4):
 def line_key(name, d):
     if name != "?":
         return name
-    cats = [c for c in ("lookup", "create", "close", "other") if d.get(c)]
+    cats = [c for c in ("lookup", "create", "close", "other", "init", "lock") if d.get(c)]
     return "?(" + "+".join(cats) + ")"
+
+
+def load_rows(raw):
+    """The memcached windows of one run: (rows, status)."""
+    status = 0
+    rows = []
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-r*-*.txt"))):
+        m = re.search(r"smp(\d+)-r(\d+)-(.+)\.txt$", path)
+        smp, rnd, var = int(m.group(1)), int(m.group(2)), m.group(3)
+        ws = [w for w in windows(path) if w["label"].startswith("mc")]
+        con = path[:-4] + ".log"
+        log = open(con, errors="replace").read() if os.path.exists(con) else ""
+        if len(ws) != 1:
+            print(f"{os.path.basename(path)}: no memcached window; see {con}")
+            status = 1
+            continue
+        w = ws[0]
+        if "requests" not in w["L"]:
+            print(f"{os.path.basename(path)}: window label incomplete ('{w['label']}'): discarded")
+            status = 1
+            continue
+        preload = "COH preload active" in log
+        if preload != var.startswith("lib"):
+            print(f"{os.path.basename(path)}: preload {'present' if preload else 'absent'} "
+                  f"in variant {var}: discarded")
+            status = 1
+            continue
+        fds = re.search(r"COH server_fds (.*)", log)
+        n = int(w["L"]["requests"])
+        rows.append({
+            "smp": smp, "round": rnd, "variant": var, "requests": n,
+            "reconnects": int(w["L"].get("reconnects", 0)),
+            "lookup_xfer": w["S"]["lookup_xfer"], "lookup_hitm": w["S"]["lookup_hitm"],
+            "xfer": w["S"]["xfer"], "hitm": w["S"]["hitm"],
+            "accesses": w["S"]["accesses"], "switches": w["S"]["switches"],
+            "lines": w["lines"], "fds": fds.group(1).split() if fds else [],
+            # lookup-caused transfers on the fd table's own lines (fd[],
+            # files_struct, bitmaps, fdtable, fdcache_gen), on struct file
+            # lines, and on lines the plugin could not name
+            "table_lookup": sum(w["C"].get(c, {}).get("lookup", 0) for c in ("fdtable", "fdcache_gen")),
+            "table_all": sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen")),
+            "gen_all": w["C"].get("fdcache_gen", {}).get("xfer", 0),
+            "file_lookup": w["C"].get("struct_file", {}).get("lookup", 0),
+            "file_all": w["C"].get("struct_file", {}).get("xfer", 0),
+            # file_lock (and struct file's f_lock): the lock functions'
+            # transfers while a listed function called them
+            "lock_all": sum(d["xfer"] for _, cat, d in w["F"] if cat == "lock"),
+            "init_all": sum(d["xfer"] for _, cat, d in w["F"] if cat == "init"),
+            "conns": int(w["L"].get("conns", 0)), "churn": int(w["L"].get("churn", 0)),
+            "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
+            "has_classes": bool(w["C"]),
+        })
+
+    return rows, status
+
+
+def load_valid(raw):
+    """{smp: validation passed} of one run, quietly."""
+    valid = {}
+    for path in sorted(glob.glob(os.path.join(raw, "smp*-micro.txt"))):
+        smp = int(re.search(r"smp(\d+)-micro", path).group(1))
+        valid[smp] = validate(path, f"-smp {smp}")[0]
+    return valid
+
+
+def sweep(dirs):
+    """One table over runs of different connection counts and reconnect
+    rates: the full count beside the fd-table lookups, each relative to
+    plain in the same run, and what the library adds or removes per
+    accepted connection."""
+    rows, status = [], 0
+    for d in dirs:
+        raw = os.path.join(d, "raw")
+        valid = load_valid(raw)
+        rs, st = load_rows(raw)
+        status |= st
+        for smp in sorted({r["smp"] for r in rs}):
+            if not valid.get(smp):
+                print(f"{d}: -smp {smp} not reported, its validation failed or is missing")
+                status = 1
+        rows += [dict(r, run=d) for r in rs if valid.get(r["smp"])]
+    if not rows:
+        print("sweep: no validated memcached window")
+        return 1
+
+    def med(rs, key):
+        return statistics.median([r[key] / r["requests"] for r in rs])
+
+    def ratio(rs, base, key):
+        b = med(base, key) if base else 0
+        return f"{med(rs, key) / b:6.3f}" if b else "   n/a"
+
+    print("Per memcached request, medians over rounds; x/plain: the same median of plain")
+    print("in the same run. full: every listed function (lookup, create, close, init,")
+    print("file_lock) on every line; fd-table lkp: lookups on the fd table's own lines;")
+    print("lookup fns: lookups on any line; file: all transfers on struct file lines;")
+    print("file_lock: the lock functions for listed callers; per accept: (full - plain's")
+    print("full) x requests / reconnects, the transfers one accepted connection adds (+)")
+    print("or removes (-).")
+    print(f"{'conns':>5} {'churn':>5} {'smp':>3} {'variant':<8} {'n':>2} {'reconn':>6} {'full':>7} "
+          f"{'x/plain':>7} {'fd-table lkp':>12} {'x/plain':>7} {'lookup fns':>10} {'x/plain':>7} "
+          f"{'file':>7} {'x/plain':>7} {'file_lock':>9} {'x/plain':>7} {'per accept':>10}")
+    out = []
+    keys = sorted({(r["conns"], r["churn"], r["smp"], r["run"]) for r in rows})
+    for conns, churn, smp, run in keys:
+        here = [r for r in rows if (r["conns"], r["churn"], r["smp"], r["run"]) == (conns, churn, smp, run)]
+        base = [r for r in here if r["variant"] == "plain"]
+        for v in VARIANTS:
+            rs = [r for r in here if r["variant"] == v]
+            if not rs:
+                continue
+            rec = statistics.median([r["reconnects"] for r in rs])
+            per = ""
+            if base and v != "plain" and rec > 0:
+                n = statistics.median([r["requests"] for r in rs])
+                per = f"{(med(rs, 'xfer') - med(base, 'xfer')) * n / rec:+10.2f}"
+            print(f"{conns:>5} {churn:>5} {smp:>3} {v:<8} {len(rs):>2} {rec:>6.0f} {med(rs, 'xfer'):7.4f} "
+                  f"{ratio(rs, base, 'xfer'):>7} {med(rs, 'table_lookup'):12.4f} {ratio(rs, base, 'table_lookup'):>7} "
+                  f"{med(rs, 'lookup_xfer'):10.4f} {ratio(rs, base, 'lookup_xfer'):>7} "
+                  f"{med(rs, 'file_all'):7.4f} {ratio(rs, base, 'file_all'):>7} "
+                  f"{med(rs, 'lock_all'):9.4f} {ratio(rs, base, 'lock_all'):>7} {per:>10}")
+            out.append((conns, churn, smp, v, len(rs), rec, med(rs, "xfer"), med(rs, "table_lookup"),
+                        med(rs, "lookup_xfer"), med(rs, "file_all"), med(rs, "lock_all")))
+    with open(os.path.join(os.path.dirname(os.path.abspath(dirs[0])), "sweep.csv"), "w") as f:
+        f.write("conns,churn,smp,variant,rounds,reconnects,full,table_lookup,lookup_fns,file_all,file_lock\n")
+        for o in out:
+            f.write(",".join(f"{x:.6f}" if isinstance(x, float) else str(x) for x in o) + "\n")
+    return status
 
 
 def main():
     args = sys.argv[1:]
+    if args and args[0] == "--sweep":
+        return sweep(args[1:])
     if args and args[0] == "--micro":
         ok, msg = validate(args[1], args[2])
         print(msg)
@@ -172,47 +305,8 @@ def main():
         if shared:
             status = 1
 
-    rows = []
-    for path in sorted(glob.glob(os.path.join(raw, "smp*-r*-*.txt"))):
-        m = re.search(r"smp(\d+)-r(\d+)-(.+)\.txt$", path)
-        smp, rnd, var = int(m.group(1)), int(m.group(2)), m.group(3)
-        ws = [w for w in windows(path) if w["label"].startswith("mc")]
-        con = path[:-4] + ".log"
-        log = open(con, errors="replace").read() if os.path.exists(con) else ""
-        if len(ws) != 1:
-            print(f"{os.path.basename(path)}: no memcached window; see {con}")
-            status = 1
-            continue
-        w = ws[0]
-        if "requests" not in w["L"]:
-            print(f"{os.path.basename(path)}: window label incomplete ('{w['label']}'): discarded")
-            status = 1
-            continue
-        preload = "COH preload active" in log
-        if preload != var.startswith("lib"):
-            print(f"{os.path.basename(path)}: preload {'present' if preload else 'absent'} "
-                  f"in variant {var}: discarded")
-            status = 1
-            continue
-        fds = re.search(r"COH server_fds (.*)", log)
-        n = int(w["L"]["requests"])
-        rows.append({
-            "smp": smp, "round": rnd, "variant": var, "requests": n,
-            "reconnects": int(w["L"].get("reconnects", 0)),
-            "lookup_xfer": w["S"]["lookup_xfer"], "lookup_hitm": w["S"]["lookup_hitm"],
-            "xfer": w["S"]["xfer"], "hitm": w["S"]["hitm"],
-            "accesses": w["S"]["accesses"], "switches": w["S"]["switches"],
-            "lines": w["lines"], "fds": fds.group(1).split() if fds else [],
-            # lookup-caused transfers on the fd table's own lines (fd[],
-            # files_struct, bitmaps, fdtable, fdcache_gen), on struct file
-            # lines, and on lines the plugin could not name
-            "table_lookup": sum(w["C"].get(c, {}).get("lookup", 0) for c in ("fdtable", "fdcache_gen")),
-            "table_all": sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen")),
-            "gen_all": w["C"].get("fdcache_gen", {}).get("xfer", 0),
-            "file_lookup": w["C"].get("struct_file", {}).get("lookup", 0),
-            "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
-            "has_classes": bool(w["C"]),
-        })
+    rows, st = load_rows(raw)
+    status |= st
 
     with open(os.path.join(res, "results.csv"), "w") as f:
         f.write("smp,variant,round,requests,reconnects,table_lookup_xfer,lookup_xfer,lookup_hitm,"
@@ -235,12 +329,14 @@ def main():
 
     print()
     print("Cache-line transfers per memcached request, median [min-max] over rounds.")
-    print("fd-table: lookups' transfers on the fd table's own lines (fd[], files_struct,")
-    print("bitmaps, struct fdtable, fdcache_gen); lookup fns: every transfer caused by an")
-    print("instruction of an fd-lookup function, whatever line (also struct file refcounts")
-    print("and per-task lines); 'vs plain': medians relative to plain at the same -smp.")
-    print(f"{'smp':>3} {'variant':<14} {'n':>2} {'fd-table lookup xfer/req':<26} {'vs plain':>8} "
-          f"{'lookup fns xfer/req':<26} {'vs plain':>8}")
+    print("full count: every transfer by any listed function (lookup, create, close,")
+    print("init, and file_lock taken by them) on any line: what the fd paths cost in all;")
+    print("fd-table lookups: lookups' transfers on the fd table's own lines (fd[],")
+    print("files_struct, bitmaps, struct fdtable, fdcache_gen), the part placement")
+    print("targets; lookup fns: every transfer by a lookup function, whatever line;")
+    print("'vs plain': medians relative to plain at the same -smp.")
+    print(f"{'smp':>3} {'variant':<14} {'n':>2} {'full count xfer/req':<26} {'vs plain':>8} "
+          f"{'fd-table lookup xfer/req':<26} {'vs plain':>8} {'lookup fns':>10} {'vs plain':>8}")
     table2 = []
     for smp in sorted({r["smp"] for r in rows}):
         if not valid.get(smp):
@@ -255,26 +351,31 @@ def main():
             tab = per_req(rs, "table_lookup")
             look = per_req(rs, "lookup_xfer")
             tabs = fmt(tab) if all(r["has_classes"] for r in rs) else "n/a (plugin too old)"
-            print(f"{smp:>3} {v:<14} {len(rs):>2} {tabs:<26} "
-                  f"{rel(tab, per_req(by['plain'], 'table_lookup')):>8} {fmt(look):<26} "
+            full = per_req(rs, "xfer")
+            print(f"{smp:>3} {v:<14} {len(rs):>2} {fmt(full):<26} "
+                  f"{rel(full, per_req(by['plain'], 'xfer')):>8} {tabs:<26} "
+                  f"{rel(tab, per_req(by['plain'], 'table_lookup')):>8} {statistics.median(look):10.4f} "
                   f"{rel(look, per_req(by['plain'], 'lookup_xfer')):>8}")
             med = lambda k: statistics.median(per_req(rs, k))
             sw = statistics.median([100.0 * r["switches"] / max(r["accesses"], 1) for r in rs])
             table2.append((smp, v, med("file_lookup"), med("unnamed_lookup"), med("table_all"),
-                           med("gen_all"), med("xfer"), med("lookup_hitm"), sw))
+                           med("gen_all"), med("file_all"), med("lock_all"), med("xfer"),
+                           med("lookup_hitm"), sw))
             summary.append((smp, v, len(rs)) + med_range(tab) + med_range(look) +
                            med_range(per_req(rs, "xfer")))
     if table2:
         print()
         print("Breakdown (medians per request): lookup transfers on struct file lines and on")
         print("unnamed lines (with fdcache: the per-task cache in task_struct); transfers by all")
-        print("listed functions on fd-table lines, on fdcache_gen lines, on all lines; lookup HITMs;")
-        print("switch%: share of instrumented accesses made on another vCPU than the one before.")
+        print("listed functions on fd-table lines, on fdcache_gen lines, on struct file lines;")
+        print("file_lock: the lock functions' transfers for listed callers; all lines: the full")
+        print("count; lookup HITMs; switch%: share of instrumented accesses made on another vCPU")
+        print("than the one before.")
         print(f"{'smp':>3} {'variant':<14} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
-              f"{'gen all':>8} {'all lines':>9} {'lkp HITM':>9} {'switch%':>7}")
+              f"{'gen all':>8} {'file all':>8} {'file_lock':>9} {'all lines':>9} {'lkp HITM':>9} {'switch%':>7}")
         for t in table2:
-            print(f"{t[0]:>3} {t[1]:<14} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:9.4f} "
-                  f"{t[7]:9.4f} {t[8]:7.1f}")
+            print(f"{t[0]:>3} {t[1]:<14} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:8.4f} "
+                  f"{t[7]:9.4f} {t[8]:9.4f} {t[9]:9.4f} {t[10]:7.1f}")
     with open(os.path.join(res, "summary.csv"), "w") as f:
         f.write("smp,variant,rounds,table_lookup_med,table_lookup_min,table_lookup_max,"
                 "lookup_fns_med,lookup_fns_min,lookup_fns_max,all_med,all_min,all_max\n")
@@ -295,14 +396,14 @@ def main():
             agg = {}
             for r in rs:
                 for name, d in r["lines"]:
-                    a = agg.setdefault(line_key(name, d), [0, 0, 0, 0, 0])
-                    for i, k in enumerate(("xfer", "lookup", "create", "close", "other")):
+                    a = agg.setdefault(line_key(name, d), [0, 0, 0, 0, 0, 0, 0])
+                    for i, k in enumerate(("xfer", "lookup", "create", "close", "other", "init", "lock")):
                         a[i] += d.get(k, 0)
             top = sorted(agg.items(), key=lambda kv_: -kv_[1][0])[:6]
             print(f"-smp {smp} {v}:")
             for name, a in top:
                 print(f"    {a[0] / n:8.4f}  {name:<58} lookup {a[1] / n:.4f} create {a[2] / n:.4f} "
-                      f"close {a[3] / n:.4f} other {a[4] / n:.4f}")
+                      f"close {a[3] / n:.4f} other {a[4] / n:.4f} init {a[5] / n:.4f} lock {a[6] / n:.4f}")
             fds = rs[0]["fds"]
             if fds:
                 print(f"    memcached fds after round {rs[0]['round']}: {' '.join(sorted(fds, key=int))}")

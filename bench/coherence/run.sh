@@ -9,7 +9,7 @@
 # Options:
 #   --smp "2 4"        vCPU counts (default "2 4"; 4 is coarser on a 2-core host)
 #   --rounds R         boots per variant and vCPU count (default 3)
-#   --variants "..."   of: plain lib lib+fdcache fdcache lib-rr lib-rr+fdcache
+#   --variants "..."   of: plain lib lib+fdcache fdcache lib-rr lib-rr+fdcache lib-all
 #                      (default: all)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib+fdcache: libfdrange on the
@@ -17,10 +17,12 @@
 #                      libfdrange with FDRANGE_ACCEPT=roundrobin (memcached
 #                      hands connection k to worker k mod t, so this puts
 #                      each worker's fds in its own range); lib-rr+fdcache:
-#                      that on the fdcache kernel
+#                      that on the fdcache kernel; lib-all: libfdrange with
+#                      FDRANGE_THRESHOLD=0 (moves from the first fd, as the
+#                      default did before the threshold)
 #   --lib PATH         libfdrange.so to preload (default: build this tree's)
 #   --requests N       memcached requests per window (default 20000)
-#   --conns N          client connections (default 32)
+#   --conns N          client connections (default 32; up to ~4000)
 #   --churn N          requests per connection before it reconnects (default 50)
 #   --micro-iters N    microbenchmark reader iterations (default 20000)
 #   --no-pin           leave memcached's workers unpinned (default: worker i
@@ -161,13 +163,15 @@ counters)
 mc)
 	ifconfig lo 127.0.0.1 up
 	t=$(arg threads); last=$(( $(grep -c ^processor /proc/cpuinfo) - 1 ))
-	if [ "$(arg pre)" = rr ]; then
-		FDRANGE_ACCEPT=roundrobin LD_PRELOAD=/coh/libfdrange.so /coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
-	elif [ "$(arg pre)" = 1 ]; then
-		LD_PRELOAD=/coh/libfdrange.so /coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
-	else
-		/coh/memcached -u root -t "$t" -l 127.0.0.1 -p 11211 &
-	fi
+	# room for ~1000 client connections on both sides (--conns)
+	ulimit -n 8192
+	mc="/coh/memcached -u root -t $t -c 8192 -l 127.0.0.1 -p 11211"
+	case $(arg pre) in
+	rr) FDRANGE_ACCEPT=roundrobin LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	all) FDRANGE_THRESHOLD=0 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	1) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	*) $mc & ;;
+	esac
 	pid=$!
 	if [ "$(arg pin)" = 1 ]; then
 		# worker i on vCPU i mod N: the guest scheduler would otherwise
@@ -343,6 +347,7 @@ for smp in $SMPS; do
 			fdcache) k=$KCACHE pa=$PA_CACHE pre=0 ;;
 			lib-rr) k=$KPLAIN pa=$PA_PLAIN pre=rr ;;
 			lib-rr+fdcache) k=$KCACHE pa=$PA_CACHE pre=rr ;;
+			lib-all) k=$KPLAIN pa=$PA_PLAIN pre=all ;;
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \

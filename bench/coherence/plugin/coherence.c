@@ -15,8 +15,11 @@
  *   - c writes it while another vCPU holds a copy (read-for-ownership or
  *     invalidation of the other copies).
  * A line nobody held before is a cold miss, not a transfer. The caches are
- * infinite: only coherence moves lines. Accesses by unlisted code (e.g. the
- * out-of-line spin_lock) are not seen; the state is what the listed code did.
+ * infinite: only coherence moves lines. Accesses by unlisted code are not
+ * seen; the state is what the listed code did. The lock functions (category
+ * lock: the out-of-line spin_lock and its slow path) are seen only while
+ * they run for a listed caller, found by the return address at their entry,
+ * so file_lock's word counts and the scheduler's locks do not.
  * Stack accesses (push/pop/call/ret and anything addressed through %rsp)
  * are not instrumented: kernel stacks are per task and would only count
  * task migrations.
@@ -45,7 +48,8 @@
  * Arguments (-plugin coherence.so,ARG=VAL,...):
  *   out=FILE          where windows are appended (required)
  *   syms=FILE         lines "START END CAT NAME" (hex, end exclusive);
- *                     CAT is lookup, create, close or other
+ *                     CAT is lookup, create, close, other, init (struct
+ *                     file initialisation) or lock (see above)
  *   fdarray_off=N     offset of fd_array in files_struct (default 160)
  *   gen_off=N         offset of fdcache_gen[] (default 0: none)
  *   gen_n=N           number of fdcache_gen lines at gen_off (default 8)
@@ -65,8 +69,11 @@ CP_EXPORT int qemu_plugin_version = CP_PLUGIN_API_VERSION;
 #define MAX_VCPUS 64
 #define LINE ((uint64_t)64)
 #define KERNEL_START 0xffff800000000000ull
-#define NCAT 4
-static const char *const cat_names[NCAT] = { "lookup", "create", "close", "other" };
+#define NCAT 6
+/* init: struct file initialisation on the creation paths; lock: the
+ * spinlock functions, counted only when called from a listed function */
+enum { CAT_LOOKUP, CAT_CREATE, CAT_CLOSE, CAT_OTHER, CAT_INIT, CAT_LOCK };
+static const char *const cat_names[NCAT] = { "lookup", "create", "close", "other", "init", "lock" };
 
 struct fn {
 	uint64_t start, end;
@@ -74,6 +81,7 @@ struct fn {
 	int is_fd_install, is_fput;
 	char name[64];
 	uint64_t acc, xfer, hitm; /* in the current window */
+	uint64_t lock_xfer; /* transfers in lock functions called from this one */
 };
 
 struct line {
@@ -97,6 +105,9 @@ struct vcpu {
 	struct qemu_plugin_register *rax, *rdi, *rsi, *rdx, *rsp;
 	GByteArray *buf;
 	uint64_t fd, rsp_at_entry; /* fd_install's arguments, at its entry */
+	/* the listed function whose call of a lock function is running on
+	 * this vCPU, + 1; 0: the lock function was called from elsewhere */
+	size_t lock_caller;
 };
 
 /* struct file pointers seen at fput() entry: lines inside one of them are
@@ -370,9 +381,18 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 	int xfer = 0, hitm = 0;
 
 	uint64_t la = vaddr & ~(LINE - 1);
+	struct fn *f = idx < nfns ? &fns[idx] : NULL;
+	struct fn *caller = NULL;
+	if (f && f->cat == CAT_LOCK) {
+		/* spin_lock() is called from all over the kernel: only the
+		 * calls made by the listed functions (file_lock) are seen */
+		size_t c = vcpus[vcpu % MAX_VCPUS].lock_caller;
+		if (!c || c > nfns)
+			return;
+		caller = &fns[c - 1];
+	}
 	char *sl = stripe_of(la);
 	spin_lock(sl);
-	struct fn *f = idx < nfns ? &fns[idx] : NULL;
 	struct line *l = line_get(la);
 	if (l) {
 		if (!store) {
@@ -410,6 +430,8 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 		__atomic_add_fetch(&f->acc, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&f->xfer, (uint64_t)xfer, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&f->hitm, (uint64_t)hitm, __ATOMIC_RELAXED);
+		if (caller)
+			__atomic_add_fetch(&caller->lock_xfer, (uint64_t)xfer, __ATOMIC_RELAXED);
 		if (l) {
 			l->acc++;
 			l->xfer += xfer;
@@ -432,6 +454,29 @@ static void on_fput_entry(unsigned int vcpu, void *udata)
 	spin_lock(&meta_lock);
 	file_seen(f);
 	spin_unlock(&meta_lock);
+}
+
+/*
+ * Entry of a lock function: who called it? The return address is at
+ * (%rsp). A call from another lock function (the contended slow path
+ * from _raw_spin_lock) keeps the outer caller. An interrupt that takes a
+ * lock of its own inside an attributed call resets the caller, and the
+ * rest of the interrupted call goes uncounted (rare; an undercount).
+ */
+static void on_lock_entry(unsigned int vcpu, void *udata)
+{
+	struct vcpu *v = &vcpus[vcpu % MAX_VCPUS];
+	uint64_t ret = 0;
+	(void)udata;
+	if (!read_u64(v, read_reg(v, v->rsp), &ret)) {
+		v->lock_caller = 0;
+		return;
+	}
+	struct fn *g = fn_at(ret);
+	if (!g)
+		v->lock_caller = 0;
+	else if (g->cat != CAT_LOCK)
+		v->lock_caller = (size_t)(g - fns) + 1;
 }
 
 static void on_fd_install_entry(unsigned int vcpu, void *udata)
@@ -528,7 +573,7 @@ static int line_xfer_cmp(const void *a, const void *b)
 static void zero_window(void)
 {
 	for (size_t i = 0; i < nfns; i++)
-		fns[i].acc = fns[i].xfer = fns[i].hitm = 0;
+		fns[i].acc = fns[i].xfer = fns[i].hitm = fns[i].lock_xfer = 0;
 	for (size_t i = 0; i < LINE_SLOTS; i++) {
 		struct line *l = &lines[i];
 		if (l->addr) {
@@ -551,7 +596,7 @@ static void close_window(const char *label)
 	for (size_t i = 0; i < nfns; i++) {
 		tot_x += fns[i].xfer;
 		tot_h += fns[i].hitm;
-		if (fns[i].cat == 0) {
+		if (fns[i].cat == CAT_LOOKUP) {
 			look_x += fns[i].xfer;
 			look_h += fns[i].hitm;
 		}
@@ -564,8 +609,9 @@ static void close_window(const char *label)
 			w_acc, w_switches, tot_x, tot_h, look_x, look_h, lines_used, lines_dropped, ntables, nfns);
 		for (size_t i = 0; i < nfns; i++)
 			if (fns[i].acc)
-				fprintf(o, "F %s %s acc=%" PRIu64 " xfer=%" PRIu64 " hitm=%" PRIu64 "\n", fns[i].name,
-					cat_names[fns[i].cat], fns[i].acc, fns[i].xfer, fns[i].hitm);
+				fprintf(o, "F %s %s acc=%" PRIu64 " xfer=%" PRIu64 " hitm=%" PRIu64 " lock=%" PRIu64 "\n",
+					fns[i].name, cat_names[fns[i].cat], fns[i].acc, fns[i].xfer, fns[i].hitm,
+					fns[i].lock_xfer);
 	}
 	for (size_t i = 0; i < LINE_SLOTS; i++) {
 		struct line *l = &lines[i];
@@ -614,16 +660,19 @@ static void close_window(const char *label)
 	if (o)
 		for (int c = 0; c < NCLASS; c++)
 			fprintf(o, "C %s xfer=%" PRIu64 " hitm=%" PRIu64 " lookup=%" PRIu64 " create=%" PRIu64
-				   " close=%" PRIu64 " other=%" PRIu64 "\n",
-				class_names[c], cx[c][NCAT], cx[c][NCAT + 1], cx[c][0], cx[c][1], cx[c][2], cx[c][3]);
+				   " close=%" PRIu64 " other=%" PRIu64 " init=%" PRIu64 " lock=%" PRIu64 "\n",
+				class_names[c], cx[c][NCAT], cx[c][NCAT + 1], cx[c][0], cx[c][1], cx[c][2], cx[c][3],
+				cx[c][4], cx[c][5]);
 	if (o) {
 		for (size_t i = 0; i < ntop; i++) {
 			char name[128];
 			name_line(top[i]->addr, name, sizeof(name));
 			fprintf(o, "L %#" PRIx64 " %s xfer=%" PRIu64 " hitm=%" PRIu64 " rd=%" PRIu64 " wr=%" PRIu64
-				   " lookup=%" PRIu64 " create=%" PRIu64 " close=%" PRIu64 " other=%" PRIu64 "\n",
+				   " lookup=%" PRIu64 " create=%" PRIu64 " close=%" PRIu64 " other=%" PRIu64
+				   " init=%" PRIu64 " lock=%" PRIu64 "\n",
 				top[i]->addr, name, top[i]->xfer, top[i]->hitm, top[i]->rd, top[i]->wr,
-				top[i]->xcat[0], top[i]->xcat[1], top[i]->xcat[2], top[i]->xcat[3]);
+				top[i]->xcat[0], top[i]->xcat[1], top[i]->xcat[2], top[i]->xcat[3],
+				top[i]->xcat[4], top[i]->xcat[5]);
 		}
 		fprintf(o, "E\n");
 		fclose(o);
@@ -752,6 +801,8 @@ static void on_tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 								       QEMU_PLUGIN_CB_R_REGS, NULL);
 			if (f->is_fput && pc == f->start)
 				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_fput_entry, QEMU_PLUGIN_CB_R_REGS, NULL);
+			if (f->cat == CAT_LOCK && pc == f->start)
+				qemu_plugin_register_vcpu_insn_exec_cb(insn, on_lock_entry, QEMU_PLUGIN_CB_R_REGS, NULL);
 			if (is_stack_insn(insn))
 				continue;
 			qemu_plugin_register_vcpu_mem_cb(insn, on_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW,
