@@ -15,7 +15,8 @@
  *
  * --count=N --call=NAME (with --child=0 or 1, no driver) runs N
  * create-and-close iterations untimed, for counting syscalls under strace
- * (bench/syscount.sh).
+ * (bench/syscount.sh); --hold=N first opens N fds and keeps them, so that
+ * the created fds are numbered above N (past FDRANGE_THRESHOLD).
  */
 #include "ab.h"
 
@@ -42,6 +43,7 @@ static const char *const call_names[C_NCALLS] = { "open", "socket", "accept", "p
 #define OP_FLOOR (2 * C_NCALLS)
 
 static long count = -1;          /* --count: strace mode */
+static unsigned hold;            /* --hold: fds held open before counting */
 static int only = -1;            /* --call */
 static unsigned max_threads = 2; /* --threads */
 
@@ -306,6 +308,9 @@ static int child(const struct ab_ctx *ctx)
 		w[0].iterations = count;
 		if (only < 0)
 			only = C_EVENTFD;
+		for (unsigned i = 0; i < hold; i++)
+			if (open("/dev/null", O_RDONLY | O_CLOEXEC) < 0)
+				ab_die("--hold: open: %s", strerror(errno));
 		work(&w[0]);
 		return 0;
 	}
@@ -375,6 +380,10 @@ static int option(const char *name, const char *value)
 		count = (long)ab_ulong(name, value, 0, 100000000);
 		return 0;
 	}
+	if (!strcmp(name, "hold")) {
+		hold = (unsigned)ab_ulong(name, value, 0, 4096);
+		return 0;
+	}
 	if (!strcmp(name, "threads")) {
 		max_threads = (unsigned)ab_ulong(name, value, 1, 2);
 		return 0;
@@ -393,7 +402,10 @@ static int option(const char *name, const char *value)
 
 static const struct ab_side sides[] = {
 	{ "A", "no library", false, { NULL }, NULL },
-	{ "B", "LD_PRELOAD=libfdrange.so, default settings", true, { NULL }, NULL },
+	/* Every fd moved: the move's cost is what this measures (with the
+	 * default threshold, fds this low would not be moved at all). */
+	{ "B", "LD_PRELOAD=libfdrange.so, FDRANGE_THRESHOLD=0 (every fd moved)", true,
+	  { "FDRANGE_THRESHOLD=0", NULL }, NULL },
 };
 
 int main(int argc, char **argv)
@@ -404,7 +416,7 @@ int main(int argc, char **argv)
 			"raw and moved by hand",
 		.unit = "ns per fd; for 2 threads, per fd on each thread",
 		.sides = sides, .nsides = 2, .rounds = 7, .seconds = 0.05,
-		.usage = "[--threads=1|2] [--call=NAME] [--count=N (strace mode, with --child=0|1)]",
+		.usage = "[--threads=1|2] [--call=NAME] [--count=N [--hold=N] (strace mode, with --child=0|1)]",
 		.option = option, .child = child, .summary = summary,
 	};
 

@@ -166,7 +166,9 @@ static int child(const struct ab_ctx *ctx)
 
 static const struct ab_side sides[] = {
 	{ "A", "no library", false, { NULL }, NULL },
-	{ "B", "LD_PRELOAD=libfdrange.so, default settings", true, { NULL }, NULL },
+	/* Every fd moved, so that the data path runs on placed fds. */
+	{ "B", "LD_PRELOAD=libfdrange.so, FDRANGE_THRESHOLD=0 (every fd moved)", true,
+	  { "FDRANGE_THRESHOLD=0", NULL }, NULL },
 };
 
 int main(int argc, char **argv)

@@ -206,7 +206,7 @@ static int option(const char *name, const char *value)
 static char slots_env[40], width_env[40];
 static struct ab_side sides[] = {
 	{ "A", "interleaved: no library, lowest-free numbering", false, { NULL }, NULL },
-	{ "B", "ranges: LD_PRELOAD=libfdrange.so,", true, { slots_env, width_env, NULL }, NULL },
+	{ "B", "ranges: LD_PRELOAD=libfdrange.so,", true, { slots_env, width_env, "FDRANGE_THRESHOLD=0", NULL }, NULL },
 };
 
 int main(int argc, char **argv)

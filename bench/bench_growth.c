@@ -134,9 +134,9 @@ static const struct ab_side sides[] = {
 	{ "Kp", "as K, after one F_DUPFD+close to there while single-threaded", false,
 	  { NULL }, "rawpre" },
 	{ "B0", "LD_PRELOAD=libfdrange.so, not growing in advance:", true,
-	  { "FDRANGE_SLOTS=2", "FDRANGE_PREGROW=0", NULL }, NULL },
+	  { "FDRANGE_SLOTS=2", "FDRANGE_PREGROW=0", "FDRANGE_THRESHOLD=0", NULL }, NULL },
 	{ "B", "LD_PRELOAD=libfdrange.so, default pregrow:", true,
-	  { "FDRANGE_SLOTS=2", NULL }, NULL },
+	  { "FDRANGE_SLOTS=2", "FDRANGE_THRESHOLD=0", NULL }, NULL },
 };
 
 int main(int argc, char **argv)

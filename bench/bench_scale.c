@@ -203,9 +203,9 @@ static void summary(const struct ab_ctx *ctx)
 static const struct ab_side sides[] = {
 	{ "A", "no library", false, { NULL }, NULL },
 	{ "B", "LD_PRELOAD=libfdrange.so, two 4096-fd ranges shared by the threads:", true,
-	  { "FDRANGE_SLOTS=2", "FDRANGE_WIDTH=4096", NULL }, NULL },
+	  { "FDRANGE_SLOTS=2", "FDRANGE_WIDTH=4096", "FDRANGE_THRESHOLD=0", NULL }, NULL },
 	{ "B64", "LD_PRELOAD=libfdrange.so, a range per thread even at 64 threads:", true,
-	  { "FDRANGE_SLOTS=64", NULL }, "threads" },
+	  { "FDRANGE_SLOTS=64", "FDRANGE_THRESHOLD=0", NULL }, "threads" },
 };
 
 int main(int argc, char **argv)

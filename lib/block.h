@@ -199,6 +199,10 @@ struct fdr_blk_hdr {
 	uint64_t counts;          /* times the open fds were counted (only when a claim reached
 				   * past bound_top) */
 	uint64_t accepts_left;    /* accepted fds left where the kernel put them (model unregistered) */
+
+	/* Appended in version 3: zero in the blocks of older releases. */
+	uint64_t threshold;       /* FDRANGE_THRESHOLD */
+	uint64_t few_kept;        /* fds left where the kernel put them: numbered below threshold */
 };
 
 _Static_assert(sizeof(struct fdr_blk_hdr) <= FDR_BLK_HDR_SIZE, "header too big");

@@ -137,6 +137,7 @@ static void fill(struct fdr_blk_hdr *h, size_t size, uint32_t flags)
 	h->recs_off = recs_off;
 	h->nrecs = nrecs;
 	h->bound_top = FDR_FD_SETSIZE;
+	h->threshold = cfg->threshold;
 }
 
 /* Bytes of a block for this process's settings (fill()'s layout). */

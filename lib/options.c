@@ -44,15 +44,21 @@ const struct fdr_option fdr_options[] = {
 	  NULL, open_names, "move",
 	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "
 	  "them (closing the original fd drops POSIX record locks the process holds on that file)" },
+	{ "FDRANGE_THRESHOLD", "threshold", "N", FDR_T_UINT, OFF(threshold), 0, FDR_MAX_FD, 1,
+	  NULL, NULL, "64",
+	  "an fd the kernel numbers below N stays where the kernel put it: the process does "
+	  "not hold all of fds 0 to N-1 yet, too few fds for a move (2 syscalls, 2 more fd-table "
+	  "writes under file_lock) to pay; 0: move from the first fd" },
 	{ "FDRANGE_DISABLE", "disable", NULL, FDR_T_BOOL, OFF(disable), 0, 1, 0,
 	  NULL, NULL, "0",
 	  "1: load but pass every call through untouched (the A side of an A/B run)" },
 	{ "FDRANGE_PREGROW", "pregrow", "N", FDR_T_UINT, OFF(pregrow), 0, FDR_MAX_FD, 1,
 	  NULL, NULL, "1024",
-	  "at start-up, while single-threaded, grow the kernel's fd table to N entries (rounded "
-	  "down to a power of two; about 8.25 bytes of kernel memory each), never beyond RLIMIT_NOFILE; spares the thread "
-	  "placing the first fd above the table's size a wait of milliseconds "
-	  "(synchronize_rcu); 0 (or below 128): off" },
+	  "grow the kernel's fd table to N entries (rounded down to a power of two; about 8.25 "
+	  "bytes of kernel memory each), never beyond RLIMIT_NOFILE, once: when the first fd is "
+	  "numbered past FDRANGE_THRESHOLD (with the threshold 0: at start-up, while "
+	  "single-threaded); spares the threads placing fds above the table's size a wait of "
+	  "milliseconds (synchronize_rcu) at each growth; 0 (or below 128): off" },
 	{ "FDRANGE_STATS", "stats", "DEST", FDR_T_DEST, OFF(stats), 0, 0, 0,
 	  NULL, NULL, "none",
 	  "write a report at exit to 'stderr' or to a file path containing a '/' (created "

@@ -27,6 +27,7 @@ struct fdr_config {
 	unsigned width;          /* 0: auto, ranges grow in 64-fd chunks on demand */
 	unsigned accept;         /* enum fdr_accept */
 	unsigned open;           /* enum fdr_open */
+	unsigned threshold;       /* fds the kernel numbers below this are not moved */
 	bool disable;
 	unsigned pregrow;         /* fd table entries to grow to at start; 0 = off */
 	char stats[FDR_PATH_MAX]; /* "" none, "stderr", or a path (%p = pid) */

@@ -29,6 +29,7 @@
 #include "lines.h"
 #include "moves.h"
 #include "owners.h"
+#include "pregrow.h"
 #include "sys.h"
 
 #define MAX_TRIES 4
@@ -327,6 +328,16 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		fdr_count(&ow->kept);
 		return fd;
 	}
+	/*
+	 * Lowest-free numbering gave a number below THRESHOLD: the process does
+	 * not hold all of those fds yet.  With so few fds a move costs more
+	 * than it saves (docs/design.md, "Which fds are moved"): the accept's
+	 * hand-off was still counted above, so the learner goes on learning.
+	 */
+	if ((unsigned)fd < fdr_st.cfg.threshold) {
+		fdr_count(&fdr_p->hdr->few_kept);
+		return fd;
+	}
 	/* The cached limit, not getrlimit: no extra syscall per fd. */
 	if (fdr_near_limit(fd, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED))) {
 		fdr_count(&ow->fallback[FDR_FB_NEAR]);
@@ -344,6 +355,8 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 			fdr_count(&ow->fallback[FDR_FB_NEAR]);
 		return fd;
 	}
+	if (fdr_st.cfg.threshold)
+		fdr_pregrow_late(fd);
 	nfd = place(fd, cloexec, &o, cap, &bounded);
 	ow = fdr_owner(o);
 	if (nfd < 0) {

@@ -36,4 +36,8 @@ static inline unsigned long fdr_pregrow_top(unsigned long entries, unsigned long
  * the process is single-threaded and its table smaller; see pregrow.c. */
 void fdr_pregrow(const char *status) __attribute__((visibility("hidden")));
 
+/* With FDRANGE_THRESHOLD: grow the table once, at the first fd @fd numbered
+ * past it, inside that fd's move (moves.h); see pregrow.c. */
+void fdr_pregrow_late(int fd) __attribute__((visibility("hidden")));
+
 #endif

@@ -35,6 +35,9 @@ struct fdr_proc {
 	 * other threads were doing, starts with none. */
 	int starved;
 	unsigned held_off;
+	/* The table was grown at the first fd past FDRANGE_THRESHOLD
+	 * (pregrow.c); a fork child grows its own. */
+	int grown;
 };
 
 extern struct fdr_proc *fdr_p FDR_HIDDEN;

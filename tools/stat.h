@@ -211,6 +211,9 @@ struct st_lines {
 	unsigned long lines, shared;          /* 8-fd lines with served fds; with 2+ servers */
 	unsigned long sock_lines, sock_shared;
 	unsigned long client_lines, client_shared;
+	/* Lines below the block's threshold, left to the kernel by rule: not in
+	 * the counts above, which judge the placement. */
+	unsigned long low_lines, low_shared, low_client_shared;
 };
 
 /* Why the library places nothing (or is not seen to): st_reason_word(). */
@@ -227,6 +230,7 @@ enum st_reason {
 	ST_R_SECURE,             /* secure-execution mode (set-id program) */
 	ST_R_LIMIT,              /* RLIMIT_NOFILE leaves no chunk above the base */
 	ST_R_SINGLE,             /* single-threaded so far */
+	ST_R_FEW,                /* nothing placed yet: every fd numbered below threshold */
 	ST_R_NR
 };
 
@@ -310,6 +314,8 @@ struct st_summary {
 	unsigned long shared_lines, shared_socket_lines, client_sockets, shared_client_lines;
 	double min_purity, min_client_purity;
 	uint64_t placed, inplace, kept, fallbacks, probes, claims, single_kept, untracked;
+	uint64_t few_kept, threshold;
+	unsigned long low_shared_client_lines;
 	uint64_t fb_why[FDR_FB_NR];
 	uint64_t accepted, hits, misses, relearns, realignments, accepts_left;
 	unsigned long unseen;

@@ -290,6 +290,9 @@ static void tally_lines(struct st_report *r)
 {
 	const struct st_proc *p = r->p;
 	struct st_lines *t = &r->t;
+	/* Below threshold the kernel's numbering stands by rule (an older
+	 * block, or none, has 0 there: every line is judged). */
+	const long min = r->b ? (long)r->b->hdr.threshold : 0;
 	size_t i = 0;
 
 	memset(t, 0, sizeof(*t));
@@ -312,6 +315,12 @@ static void tally_lines(struct st_report *r)
 				else if (g[k] != f->group)
 					shared[k] = true;
 			}
+		}
+		if (line * 8 < min) {
+			t->low_lines += g[0] >= 0;
+			t->low_shared += shared[0];
+			t->low_client_shared += shared[2];
+			continue;
 		}
 		t->lines += g[0] >= 0;
 		t->shared += shared[0];
@@ -415,7 +424,7 @@ int st_analyze(struct st_report *r)
 		r->claims = sat_add(r->claims, o->claims);
 	}
 	r->seen = sat_add(sat_add(sat_add(r->placed, r->inplace), sat_add(r->kept, r->fallbacks)),
-			  b->hdr.single_kept);
+			  sat_add(b->hdr.single_kept, b->hdr.few_kept));
 
 	/* Buckets: owners 0..nowners-1, then "low", then "unowned". */
 	nb = r->nowners + 2;

@@ -105,6 +105,8 @@ static void summary_fields(FILE *out, const struct st_summary *s, bool *first)
 	kv_u(out, first, "client_sockets", s->client_sockets);
 	kv_u(out, first, "shared_client_lines", s->shared_client_lines);
 	if (s->block) {
+		kv_u(out, first, "threshold", s->threshold);
+		kv_u(out, first, "low_shared_client_lines", s->low_shared_client_lines);
 		kv_purity(out, first, "min_purity", s->min_purity);
 		kv_purity(out, first, "min_client_purity", s->min_client_purity);
 		kv_u(out, first, "placed", s->placed);
@@ -187,6 +189,8 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "limit_changes", h->limit_changes);
 		kv_u(out, &f2, "nr_open", h->nr_open);
 		kv_u(out, &f2, "single_kept", h->single_kept);
+		kv_u(out, &f2, "threshold", h->threshold);
+		kv_u(out, &f2, "few_kept", h->few_kept);
 		kv_u(out, &f2, "untracked", h->untracked);
 		kv_u(out, &f2, "bound_top", h->bound_top);
 		kv_u(out, &f2, "open_counted", h->open_counted);

@@ -72,6 +72,8 @@ static const struct blk_metric blk_metrics[] = {
 	M("fdrange_fds_kept_total", "counter", "fds not moved by rule (0-2, policy)", kept),
 	M("fdrange_fds_single_kept_total", "counter",
 	  "fds left alone while the process was single-threaded", single_kept),
+	M("fdrange_fds_few_kept_total", "counter",
+	  "fds left where the kernel put them: numbered below FDRANGE_THRESHOLD", few_kept),
 	M("fdrange_extra_probes_total", "counter",
 	  "extra F_DUPFD tries when an owner's chunks were full (2 syscalls each)", probes),
 	M("fdrange_claims_total", "counter", "chunks and lines claimed", claims),

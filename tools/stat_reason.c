@@ -30,6 +30,7 @@ static const char *const words[ST_R_NR] = {
 	[ST_R_SECURE] = "secure",
 	[ST_R_LIMIT] = "limit",
 	[ST_R_SINGLE] = "single_threaded",
+	[ST_R_FEW] = "few_fds",
 };
 
 const char *st_reason_word(enum st_reason why)
@@ -63,6 +64,8 @@ static enum st_reason block_reason(const struct st_report *r)
 		return ST_R_LIMIT;
 	if (r->p->threads == 1)
 		return ST_R_SINGLE;
+	if (h->few_kept && !r->placed && !r->inplace)
+		return ST_R_FEW;
 	return ST_R_NONE;
 }
 
@@ -98,7 +101,7 @@ void st_reason_text(const struct st_report *r, char *buf, size_t len)
 	const struct fdr_blk_hdr *h = r->b ? &r->b->hdr : NULL;
 
 	/* The block's own reasons come with a block, and only with one. */
-	if (!h && (r->reason == ST_R_CONFIG || r->reason == ST_R_LIMIT)) {
+	if (!h && (r->reason == ST_R_CONFIG || r->reason == ST_R_LIMIT || r->reason == ST_R_FEW)) {
 		snprintf(buf, len, "?");
 		return;
 	}
@@ -153,6 +156,12 @@ void st_reason_text(const struct st_report *r, char *buf, size_t len)
 		snprintf(buf, len, "single-threaded so far: the library leaves fds alone until "
 			 "the process starts a second thread");
 		break;
+	case ST_R_FEW:
+		snprintf(buf, len, "few fds so far: every fd it made was numbered below "
+			 "FDRANGE_THRESHOLD %llu, where a move costs more than it saves; fds are "
+			 "placed once the process holds all fds below %llu",
+			 (unsigned long long)h->threshold, (unsigned long long)h->threshold);
+		break;
 	default:
 		snprintf(buf, len, "?");
 		break;
@@ -164,7 +173,7 @@ const char *st_library_word(const struct st_report *r)
 	if (!r->found.lib_mapped && !r->b)
 		return "no";
 	return r->b && (r->reason == ST_R_NONE || r->reason == ST_R_LIMIT ||
-			r->reason == ST_R_SINGLE) ? "yes" : "inactive";
+			r->reason == ST_R_SINGLE || r->reason == ST_R_FEW) ? "yes" : "inactive";
 }
 
 unsigned long st_unseen(const struct st_report *r)
@@ -210,6 +219,9 @@ void st_summarize(const struct st_report *r, struct st_summary *s)
 	s->probes = r->probes;
 	s->claims = r->claims;
 	s->single_kept = r->b->hdr.single_kept;
+	s->few_kept = r->b->hdr.few_kept;
+	s->threshold = r->b->hdr.threshold;
+	s->low_shared_client_lines = r->t.low_client_shared;
 	s->untracked = r->b->hdr.untracked;
 	s->accepted = r->b->hdr.accepted;
 	s->hits = r->b->hdr.hits;

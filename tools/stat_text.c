@@ -244,10 +244,11 @@ static void owners(const struct tctx *t)
 	fprintf(out, "\nfallbacks: %" PRIu64 " no room in the owner's chunks, %" PRIu64
 		" not below RLIMIT_NOFILE, %" PRIu64 " past the do-no-harm bound, %" PRIu64
 		" near the soft limit, %" PRIu64 " other; %" PRIu64 " kept by rule, %" PRIu64
-		" kept while single-threaded, %" PRIu64 " epoll %s beyond the record table\n",
+		" kept while single-threaded, %" PRIu64 " numbered below FDRANGE_THRESHOLD %" PRIu64
+		", %" PRIu64 " epoll %s beyond the record table\n",
 		r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_BOUND],
 		r->fb_why[FDR_FB_NEAR], r->fb_why[FDR_FB_OTHER], r->kept, h->single_kept,
-		h->untracked, st_pl(h->untracked, "registration", "registrations"));
+		h->few_kept, h->threshold, h->untracked, st_pl(h->untracked, "registration", "registrations"));
 }
 
 static void groups(const struct tctx *t)
@@ -463,9 +464,10 @@ void st_summary_text(FILE *out, const struct st_summary *s)
 		put_purity_kv(out, "min_purity", s->min_purity);
 		put_purity_kv(out, "min_client_purity", s->min_client_purity);
 		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
-			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64 " unseen_fds=%lu",
+			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64 " unseen_fds=%lu"
+			" threshold=%" PRIu64 " low_shared_client_lines=%lu",
 			s->placed, s->fallbacks, s->probes, s->model, s->realignments, s->misses,
-			s->unseen);
+			s->unseen, s->threshold, s->low_shared_client_lines);
 	}
 	fprintf(out, " reason=%s\n", why ? why : "-");
 }
@@ -568,6 +570,12 @@ void st_render_text(FILE *out, const struct st_report *r, const struct st_text_o
 		"%lu of %lu\n", r->b ? "threads" : "epoll instances", r->t.shared, r->t.lines,
 		st_pl(r->t.lines, "line", "lines"), r->t.sock_shared, r->t.sock_lines,
 		r->t.client_shared, r->t.client_lines);
+	if (r->b && r->b->hdr.threshold)
+		fprintf(out, "  (counted from fd %" PRIu64 ", FDRANGE_THRESHOLD: below it the kernel's "
+			"numbering stands, as without the library; %lu of its %lu %s shared, %lu "
+			"among client sockets)\n", r->b->hdr.threshold, r->t.low_shared,
+			r->t.low_lines, st_pl(r->t.low_lines, "line", "lines"),
+			r->t.low_client_shared);
 	if (o->map)
 		map(&t);
 	fputc('\n', out);

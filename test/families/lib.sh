@@ -74,12 +74,16 @@ free_port() {
 }
 
 # envcmd MODE: the env(1) command line of a run: no LD_PRELOAD and no
-# FDRANGE_* variable; MODE lib adds LD_PRELOAD=$LIB.
+# FDRANGE_* variable; MODE lib adds LD_PRELOAD=$LIB, and FAM_LIB_SETTING
+# (one NAME=VALUE) where a case sets one.
 envcmd() {
 	local v
 	ENVCMD=(env -u LD_PRELOAD)
 	for v in $(compgen -v FDRANGE_ || true); do ENVCMD+=(-u "$v"); done
-	[ "$1" = lib ] && ENVCMD+=("LD_PRELOAD=$LIB")
+	if [ "$1" = lib ]; then
+		ENVCMD+=("LD_PRELOAD=$LIB")
+		[ -z "${FAM_LIB_SETTING:-}" ] || ENVCMD+=("$FAM_LIB_SETTING")
+	fi
 	return 0
 }
 

@@ -9,9 +9,13 @@
 # at every sample of every worker; under the library, every worker has a
 # stats block of its own: `fdrange stat --json WORKER` exits 0 (not 3,
 # "corrupt or forged"), says library=yes and placed > 0, and every fd its
-# threads created is in a chunk (>= 64).
+# threads created is in a chunk (>= 64).  The workers hold a few dozen fds
+# each, below the default FDRANGE_THRESHOLD (64), where nothing would be
+# moved and the blocks would say reason=few_fds: this case, about whose
+# block a worker writes, runs with the threshold off.
 # Usage: prefork.sh LIB FDRANGE BIN
 . "$(dirname "$0")/lib.sh"
+FAM_LIB_SETTING=FDRANGE_THRESHOLD=0
 need python3
 WORKERS=3 THREADS=4
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The program-family matrix (issue 17, item 7): "a program that works plain
 # works unchanged under the library".  Each case runs the same program
-# plain and under libfdrange (LD_PRELOAD, no FDRANGE_* variable), compares
+# plain and under libfdrange (LD_PRELOAD, no FDRANGE_* variable but the pre-fork case's threshold), compares
 # what it did, and asserts the library's fd bound from /proc samples taken
 # mid-load (fdwatch.py); see README.md beside this script.
 #   test/families/run-all.sh LIBPATH FDRANGE [NAME...]

@@ -33,8 +33,8 @@ note "curr_connections $conns0 -> $conns1, open fds $fds0 -> $fds1"
 total=$("$MCCLIENT" stat "$MC_PORT" total_connections)
 [ "$total" -ge "$CYCLES" ] || fail "total_connections $total < $CYCLES"
 
-# Still placed by worker after the churn.
-hold "$MC_PORT" 32
+# Still placed by worker after the churn: 128 held, past FDRANGE_THRESHOLD.
+hold "$MC_PORT" 128
 "$FDRANGE" stat --no-map --color=never "$MC_PID" >"$TMP/stat.txt"
 grep '^summary' "$TMP/stat.txt"
 p=$(summary_field "$TMP/stat.txt" min_purity)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# h2o 2.2 (num-threads 4, one static file) with no FDRANGE_* settings,
+# h2o 2.2 (num-threads 4, one static file) with FDRANGE_THRESHOLD=0 alone,
 # plain and under libfdrange: h2load (HTTP/2 over cleartext, 48
 # connections) for a few seconds, no client errors either way.  Every h2o
 # thread has the listener in its own epoll and serves what it accepts, so

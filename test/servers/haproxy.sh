@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # haproxy 2.6 (nbthread 4, maxconn 4096, http frontend -> backend -> a local
-# nginx origin) with no FDRANGE_* settings, plain and under libfdrange, with
+# nginx origin) with FDRANGE_THRESHOLD=0 alone, plain and under libfdrange, with
 # the soft RLIMIT_NOFILE at LIMIT: start, survive a short wrk load with no
 # client errors either way.  haproxy sizes its fd-indexed tables by maxconn
 # (maxsock 8216) and does not lower an inherited higher limit, so any fd the

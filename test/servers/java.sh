@@ -3,7 +3,7 @@
 # A Java NIO echo server with Netty's boss/worker shape (java/EchoServer:
 # one acceptor deals connections in strict rotation to 4 worker Selector
 # threads, each registering its channels from its own thread), compiled
-# here with javac, run with no FDRANGE_* settings, plain and under
+# here with javac, run with FDRANGE_THRESHOLD=0 alone, plain and under
 # libfdrange: java/EchoClient opens 128 connections and checks every echoed
 # byte for a few seconds, no errors either way; under the library,
 # mid-load: min_purity >= 95 and no 8-fd line shared by client sockets of

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# memcached -t 4 -c 4096 with no FDRANGE_* settings, plain and under
+# memcached -t 4 -c 4096 with FDRANGE_THRESHOLD=0 alone, plain and under
 # libfdrange: memcaslap with 64 connections for a few seconds, no client
 # errors either way; under the library, mid-load, the hand-off (main thread
 # deals connections to the 4 workers in strict rotation) is learned:

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# redis 7 (io-threads 4, io-threads-do-reads yes) with no FDRANGE_*
-# settings, plain and under libfdrange: redis-benchmark (48 connections,
+# redis 7 (io-threads 4, io-threads-do-reads yes) with FDRANGE_THRESHOLD=0
+# alone, plain and under libfdrange: redis-benchmark (48 connections,
 # SET and GET) with no errors either way (client-side error lines, the
 # server's total_error_replies and rejected_connections).  The main thread
 # accepts and registers every connection in its one epoll (io threads take

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Apache Traffic Server 9.2 as a reverse proxy (4 net threads) to a local
-# nginx origin, with no FDRANGE_* settings, plain and under libfdrange: a
+# nginx origin, with FDRANGE_THRESHOLD=0 alone, plain and under libfdrange: a
 # short wrk load with no client errors either way; under the library,
 # mid-load: min_purity >= 95 and no 8-fd line shared by client sockets of
 # two threads.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# varnish 7.1 in front of a local nginx origin, with no FDRANGE_* settings,
+# varnish 7.1 in front of a local nginx origin, with FDRANGE_THRESHOLD=0 alone,
 # plain and under libfdrange: a short wrk load with no client errors
 # either way.  One worker per pool blocks in accept() and hands each
 # session to whichever worker is idle; idle sessions wait in a waiter

@@ -11,6 +11,7 @@
 #   filter installed late      reason=seccomp
 #   a fork child, no fd yet    its parent's block, reason=inherited, exit 0
 #   single-threaded            reason=single_threaded
+#   threaded, a few dozen fds  reason=few_fds (all below FDRANGE_THRESHOLD)
 # Needs the library that writes the v3 block (lib/block.h); skipped (77)
 # while the built library predates it.
 # usage: real_library.sh FDRANGE FAKE_BLOCK PRELOAD
@@ -104,9 +105,20 @@ spid=$fpid
 expect "$spid" seccomp "a seccomp filter was installed while it ran"
 kill "$spid"
 
-# A threaded process placing fds, and a fork child of it that placed
-# nothing: its parent's block, inherited, not refused.
+# A threaded process with a few dozen fds: every one numbered below
+# FDRANGE_THRESHOLD (64), none moved, and stat says why.
 LD_PRELOAD=$preload start_fake plain -F
+spid=$fpid
+child=$(awk '/^child /{print $2}' "$tmp/ready")
+targets="$targets $child"
+expect "$spid" few_fds "few fds so far: every fd it made was numbered below FDRANGE_THRESHOLD 64"
+run_stat --color=never --no-map "$spid"
+[ "$(summary_field "$out" placed)" = 0 ] || bad "few fds: placed $(summary_field "$out" placed)"
+kill "$child" "$spid"
+
+# The same with the threshold off, placing fds, and a fork child of it
+# that placed nothing: its parent's block, inherited, not refused.
+FDRANGE_THRESHOLD=0 LD_PRELOAD=$preload start_fake plain -F
 spid=$fpid
 child=$(awk '/^child /{print $2}' "$tmp/ready")
 targets="$targets $child"

@@ -29,7 +29,7 @@ for json in "" --json; do
 	# pipe has room for it, else the text line to stderr says it.
 	elif ! grep -qx "fdrange stat: $msg" "$tmp/err"; then
 		[ ! -s "$tmp/err" ] || fail "--json: stderr '$(cat "$tmp/err")'"
-		tail -n 1 "$tmp/piped" | grep -qx "{\"schema\":1,\"error\":\"$msg\"}" ||
+		tail -n 1 "$tmp/piped" | grep -qx "{\"schema\":1,\"error\":\"$msg\",\"reason\":\"timeout\",\"pid\":$fpid}" ||
 			fail "--json: no error, last line '$(tail -n 1 "$tmp/piped")'"
 	fi
 	echo "ok: ${json:-text}: a blocked write ended by the watchdog after ${t}s"

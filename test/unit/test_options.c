@@ -45,6 +45,7 @@ static void defaults_without_environment(void **state)
 	assert_int_equal(cfg.width, 0);
 	assert_int_equal(cfg.accept, FDR_ACCEPT_AUTO);
 	assert_int_equal(cfg.pregrow, 1024);
+	assert_int_equal(cfg.threshold, 64);
 	assert_int_equal(cfg.open, FDR_OPEN_MOVE);
 	assert_false(cfg.disable);
 	assert_string_equal(cfg.stats, "");
@@ -88,6 +89,10 @@ static void good_values_are_taken(void **state)
 	assert_int_equal(cfg.accept, FDR_ACCEPT_ROUNDROBIN);
 	assert_int_equal(load1("FDRANGE_OPEN", "keep", &cfg, msg), 0);
 	assert_int_equal(cfg.open, FDR_OPEN_KEEP);
+	assert_int_equal(load1("FDRANGE_THRESHOLD", "0", &cfg, msg), 0);
+	assert_int_equal(cfg.threshold, 0);
+	assert_int_equal(load1("FDRANGE_THRESHOLD", "1048576", &cfg, msg), 0);
+	assert_int_equal(cfg.threshold, 1048576);
 	for (const char *const *v = (const char *const[]){ "1", "yes", "true", "on", NULL }; *v; v++) {
 		assert_int_equal(load1("FDRANGE_DISABLE", *v, &cfg, msg), 0);
 		assert_true(cfg.disable);
@@ -127,6 +132,9 @@ static void bad_values_are_refused(void **state)
 {
 	(void)state;
 	expect_refused("FDRANGE_SLOTS", "abc", "not a number");
+	expect_refused("FDRANGE_THRESHOLD", "1048577", "out of range");
+	expect_refused("FDRANGE_THRESHOLD", "auto", "not a number");
+	expect_refused("FDRANGE_THRESHOLD", "-1", "negative");
 	expect_refused("FDRANGE_SLOTS", "0", "out of range");
 	expect_refused("FDRANGE_SLOTS", "-3", "negative");
 	expect_refused("FDRANGE_SLOTS", "99999999999999999999", "out of range");

@@ -463,7 +463,7 @@ static enum st_reason reason_of(void (*spoil)(struct fdr_blk_hdr *h), unsigned n
 	analyze_fixture(&b, &p, &r, NULL);
 	why = r.reason;
 	st_reason_text(&r, text, len);
-	if (why != ST_R_NONE && why != ST_R_LIMIT && why != ST_R_SINGLE)
+	if (why != ST_R_NONE && why != ST_R_LIMIT && why != ST_R_SINGLE && why != ST_R_FEW)
 		assert_string_equal(st_library_word(&r), "inactive");
 	free_fixture(&b, &p, &r);
 	return why;
@@ -475,6 +475,21 @@ SPOIL(config, (h->why_inactive = FDR_WHY_CONFIG, h->flags = 0,
 SPOIL(seccomp, (h->why_inactive = FDR_WHY_SECCOMP, h->flags = 0))
 SPOIL(secure, (h->why_inactive = FDR_WHY_SECURE, h->flags = 0))
 SPOIL(low_limit, h->limit = 100)
+SPOIL(some_few, (h->threshold = 64, h->few_kept = 40))
+
+/* Threads made fds, every one numbered below the threshold: none placed. */
+static void all_few(struct fdr_blk_hdr *h)
+{
+	struct fdr_blk_owner o;
+
+	some_few(h);
+	for (uint32_t i = 0; i < h->nowners; i++) {
+		/* memcpy: the fixture's buffer need not be 128-aligned */
+		memcpy(&o, (char *)h + h->owners_off + (size_t)i * sizeof(o), sizeof(o));
+		o.placed = o.inplace = 0;
+		mkb_set_owner(h, i, &o);
+	}
+}
 
 static void names_why_nothing_is_placed(void **state)
 {
@@ -499,6 +514,13 @@ static void names_why_nothing_is_placed(void **state)
 	assert_int_equal(reason_of(NULL, 1, text, sizeof(text)), ST_R_SINGLE);
 	assert_non_null(strstr(text, "single-threaded so far"));
 	assert_string_equal(st_reason_word(ST_R_SINGLE), "single_threaded");
+	/* Some fds kept below the threshold, others placed: placing. */
+	assert_int_equal(reason_of(some_few, 3, text, sizeof(text)), ST_R_NONE);
+	assert_int_equal(reason_of(all_few, 3, text, sizeof(text)), ST_R_FEW);
+	assert_non_null(strstr(text, "every fd it made was numbered below FDRANGE_THRESHOLD 64"));
+	assert_string_equal(st_reason_word(ST_R_FEW), "few_fds");
+	/* Single-threaded comes first: nothing is moved before a second thread. */
+	assert_int_equal(reason_of(all_few, 1, text, sizeof(text)), ST_R_SINGLE);
 	assert_null(st_reason_word(ST_R_NONE));
 
 	/* Without a block: from what the maps and the status said. */

@@ -13,7 +13,7 @@
 #      systemd drop-in's environment (LD_PRELOAD=libfdrange.so by bare name,
 #      the service's own ExecStart wrapper, dropping privileges to the
 #      memcache user), and memcached -t 4 under the installed fdrange
-#      command with a short memcaslap load and 64 held connections; the
+#      command with a short memcaslap load and 160 held connections; the
 #      installed `fdrange stat PID` must find the installed library
 #      (library=yes) and, for the second, worker-local placement; the
 #      installed A/B runner (fdrange-ab-memcached) runs briefly against the
@@ -230,16 +230,17 @@ printf -- '-p %s\n-l 127.0.0.1\n-U 0\n-t 4\n-m 64\n-u memcache\n' "$port" >"$tmp
 start service env "${envs[@]}" "${exec_start[0]}" "$tmp/memcached.conf"
 [ "$(awk '/^Uid:/ { print $2 }' "/proc/$pid/status")" = "$(id -u memcache)" ] ||
 	die "service: memcached did not drop privileges to memcache"
-"$mc" hold "$port" 16 30 >"$tmp/hold1.out" &
+# 160: past FDRANGE_THRESHOLD (64), below which nothing is moved.
+"$mc" hold "$port" 160 30 >"$tmp/hold1.out" &
 hold_pid=$!
 pids+=("$hold_pid")
 for _ in $(seq 100); do [ -s "$tmp/hold1.out" ] && break; sleep 0.05; done
-[ "$(cat "$tmp/hold1.out")" = "held 16 rejected 0 failed 0" ] || die "service: connections: $(cat "$tmp/hold1.out")"
+[ "$(cat "$tmp/hold1.out")" = "held 160 rejected 0 failed 0" ] || die "service: connections: $(cat "$tmp/hold1.out")"
 fdrange stat --color=never "$pid" >"$tmp/stat1.txt" 2>&1 || { cat "$tmp/stat1.txt"; die "fdrange stat $pid (as root, service runs as memcache) failed"; }
 [ "$(field "$tmp/stat1.txt" library)" = yes ] || { cat "$tmp/stat1.txt"; die "service: fdrange stat does not see the library (summary above)"; }
 [ "$(field "$tmp/stat1.txt" fallbacks)" = 0 ] || { cat "$tmp/stat1.txt"; die "service: fallbacks under default settings"; }
 placed=$(field "$tmp/stat1.txt" placed)
-[ "${placed:-0}" -ge 16 ] || { cat "$tmp/stat1.txt"; die "service: only ${placed:-0} fds placed with 16 connections open"; }
+[ "${placed:-0}" -ge 64 ] || { cat "$tmp/stat1.txt"; die "service: only ${placed:-0} fds placed with 160 connections open"; }
 for kv in shared_client_lines=0 model=rotation; do
 	[ "$(field "$tmp/stat1.txt" "${kv%%=*}")" = "${kv#*=}" ] ||
 		{ cat "$tmp/stat1.txt"; die "service: summary lacks $kv (report above)"; }
@@ -255,11 +256,11 @@ printf 'key\n64 64 1\nvalue\n1024 1024 1\ncmd\n0 0.1\n1 0.9\n' >"$tmp/load.cfg"
 memcaslap -s "127.0.0.1:$port" -T 2 -c 16 -t 2s -F "$tmp/load.cfg" >"$tmp/load.log" 2>&1 ||
 	{ tail -n 20 "$tmp/load.log"; die "memcaslap against memcached under the installed library failed"; }
 grep -q '^Run time' "$tmp/load.log" || { tail -n 20 "$tmp/load.log"; die "memcaslap printed no result"; }
-"$mc" hold "$port" 64 30 >"$tmp/hold2.out" &
+"$mc" hold "$port" 160 30 >"$tmp/hold2.out" &
 hold_pid=$!
 pids+=("$hold_pid")
 for _ in $(seq 200); do [ -s "$tmp/hold2.out" ] && break; sleep 0.05; done
-[ "$(cat "$tmp/hold2.out")" = "held 64 rejected 0 failed 0" ] || die "fdrange: connections: $(cat "$tmp/hold2.out")"
+[ "$(cat "$tmp/hold2.out")" = "held 160 rejected 0 failed 0" ] || die "fdrange: connections: $(cat "$tmp/hold2.out")"
 fdrange stat --color=never "$pid" >"$tmp/stat2.txt" 2>&1 || { cat "$tmp/stat2.txt"; die "fdrange stat $pid failed"; }
 for kv in library=yes shared_client_lines=0 fallbacks=0 model=rotation; do
 	[ "$(field "$tmp/stat2.txt" "${kv%%=*}")" = "${kv#*=}" ] ||
@@ -267,7 +268,7 @@ for kv in library=yes shared_client_lines=0 fallbacks=0 model=rotation; do
 done
 awk -v p="$(field "$tmp/stat2.txt" min_client_purity)" 'BEGIN { exit !(p != "-" && p >= 95) }' ||
 	{ cat "$tmp/stat2.txt"; die "fdrange -- memcached: client purity below 95% (report above)"; }
-note "memcached -t 4 under the installed fdrange, after a 2 s memcaslap load, 64 connections: $(grep '^summary:' "$tmp/stat2.txt")"
+note "memcached -t 4 under the installed fdrange, after a 2 s memcaslap load, 160 connections: $(grep '^summary:' "$tmp/stat2.txt")"
 kill "$hold_pid"; wait "$hold_pid" 2>/dev/null || true
 stop "$pid"
 
