@@ -25,12 +25,15 @@ extern "C" {
 const char *fdrange_version(void);
 
 /* 1 while fds are being placed, 0 in pass-through (disabled, bad
- * configuration, a seccomp filter, or not yet initialised). */
+ * configuration, a seccomp filter, or not yet initialised).  Placing
+ * includes leaving alone the fds the kernel numbers below
+ * FDRANGE_THRESHOLD (64): 1 says the rules apply, not that an fd moved. */
 int fdrange_active(void);
 
 /*
- * The range [*lo, *hi) the calling thread's new fds go to first: with the
- * default geometry the 8-fd line of a thread that holds no chunk yet
+ * The range [*lo, *hi) the calling thread's new fds go to first, once they
+ * are numbered past FDRANGE_THRESHOLD (below it they keep the kernel's
+ * number): with the default geometry the 8-fd line of a thread that holds no chunk yet
  * (claiming one for a thread that holds neither) or the 64-fd chunk it
  * will use next, with FDRANGE_WIDTH its fixed range cut at the limit.
  * -ENODEV in pass-through, -ERANGE when nothing fits below the current

@@ -202,7 +202,8 @@ struct fdr_blk_hdr {
 
 	/* Appended in version 3: zero in the blocks of older releases. */
 	uint64_t threshold;       /* FDRANGE_THRESHOLD */
-	uint64_t few_kept;        /* fds left where the kernel put them: numbered below threshold */
+	uint64_t few_seen;        /* 1 once an fd was left where the kernel numbered it, below
+				   * threshold (a flag, not a count: no shared write per fd) */
 };
 
 _Static_assert(sizeof(struct fdr_blk_hdr) <= FDR_BLK_HDR_SIZE, "header too big");

@@ -303,6 +303,19 @@ static long place(int fd, bool cloexec, unsigned *o, unsigned long cap, bool *bo
 	return place_in(fd, cloexec, *o, cap, line, bounded);
 }
 
+/*
+ * Lowest-free numbering gave a number below FDRANGE_THRESHOLD: the process
+ * does not hold every fd below it yet, and with so few fds a move costs
+ * more than it saves (docs/design.md, "Which fds are moved").  The block
+ * only learns that this happened, once: a count per fd would be a write
+ * to a line every thread shares, for every fd of a small program.
+ */
+static void few(struct fdr_blk_hdr *h)
+{
+	if (h && !__atomic_load_n(&h->few_seen, __ATOMIC_RELAXED))
+		__atomic_store_n(&h->few_seen, 1, __ATOMIC_RELAXED);
+}
+
 /* The rule itself, once the process is known to have threads and a block. */
 static int move(int fd, bool cloexec, enum fdr_origin origin)
 {
@@ -328,14 +341,11 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		fdr_count(&ow->kept);
 		return fd;
 	}
-	/*
-	 * Lowest-free numbering gave a number below THRESHOLD: the process does
-	 * not hold all of those fds yet.  With so few fds a move costs more
-	 * than it saves (docs/design.md, "Which fds are moved"): the accept's
-	 * hand-off was still counted above, so the learner goes on learning.
-	 */
+	/* An accepted fd below the threshold (fdr_place() returned the
+	 * others already): its hand-off was predicted and recorded above, so
+	 * the learner learns from connections it does not move. */
 	if ((unsigned)fd < fdr_st.cfg.threshold) {
-		fdr_count(&fdr_p->hdr->few_kept);
+		few(fdr_p->hdr);
 		return fd;
 	}
 	/* The cached limit, not getrlimit: no extra syscall per fd. */
@@ -386,6 +396,21 @@ int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 
 		if (h)
 			fdr_count(&h->single_kept);
+		return fd;
+	}
+	/*
+	 * Below the threshold a created fd costs nothing more: no owner, no
+	 * gettid, no block for a fork child.  Only a record an accept left
+	 * for this number is forgotten, as for any new fd.  Accepted fds go
+	 * on, for the hand-off learner (move()).
+	 */
+	if ((unsigned)fd < fdr_st.cfg.threshold && origin != FDR_FROM_ACCEPT) {
+		struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
+
+		if (h) {
+			few(h);
+			fdr_handoff_created(fd);
+		}
 		return fd;
 	}
 	/* A fork child makes its own block now, at its first placement. */

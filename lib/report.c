@@ -180,11 +180,9 @@ int fdr_report_write(int fd)
 		owners(&sb, h);
 		sb_str(&sb, "left alone while single-threaded: ");
 		sb_u64(&sb, load(&h->single_kept));
-		sb_str(&sb, " fds; numbered below FDRANGE_THRESHOLD ");
+		sb_str(&sb, " fds; fds left below FDRANGE_THRESHOLD ");
 		sb_u64(&sb, cfg->threshold);
-		sb_str(&sb, ": ");
-		sb_u64(&sb, load(&h->few_kept));
-		sb_str(&sb, " fds\n");
+		sb_str(&sb, load(&h->few_seen) ? ": some\n" : ": none\n");
 	}
 	return sb_flush(&sb);
 }

@@ -29,6 +29,14 @@
 
 static bool placed_mode;
 
+/* A numeric test parameter from the environment; unset or empty: @def. */
+static inline long env_num(const char *name, long def)
+{
+	const char *v = getenv(name);
+
+	return v && *v ? strtol(v, NULL, 10) : def;
+}
+
 /* argv[1] is "plain" or "placed", and must match whether the library is
  * loaded: a preload that silently failed would otherwise turn every
  * placement assertion into a no-op. */
@@ -53,17 +61,16 @@ static inline void test_mode(int argc, char **argv)
 	placed_mode = !strcmp(argv[1], "placed");
 	CHECK(placed_mode == (dlsym(RTLD_DEFAULT, "fdrange_version") != NULL),
 	      "mode %s but libfdrange %s loaded", argv[1], placed_mode ? "is not" : "is");
+	/* TEST_HOLD=N: N fds held open from here on, made while the process
+	 * is still single-threaded (so the kernel's numbers), to run a test
+	 * past the default FDRANGE_THRESHOLD (64) rather than with it off. */
+	for (long i = env_num("TEST_HOLD", 0); i > 0; i--)
+		CHECK(open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0, "TEST_HOLD: open: %s",
+		      strerror(errno));
 	CHECK(pthread_create(&idle, NULL, test_idle_thread, NULL) == 0, "pthread_create");
 	pthread_detach(idle);
 }
 
-/* A numeric test parameter from the environment; unset or empty: @def. */
-static inline long env_num(const char *name, long def)
-{
-	const char *v = getenv(name);
-
-	return v && *v ? strtol(v, NULL, 10) : def;
-}
 
 /* Open fds of this process, not counting the directory stream's own. */
 static inline int count_fds(void)

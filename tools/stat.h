@@ -245,6 +245,7 @@ struct st_report {
 	struct st_owner *owners;     /* one per used owner record (kind != FREE) */
 	unsigned nowners;
 	unsigned low_open, unowned_open;
+	size_t below_threshold;      /* open fds below the block's threshold */
 	struct st_served *low_by, *unowned_by;
 	unsigned low_nby, unowned_nby;
 	struct st_lines t;
@@ -314,7 +315,7 @@ struct st_summary {
 	unsigned long shared_lines, shared_socket_lines, client_sockets, shared_client_lines;
 	double min_purity, min_client_purity;
 	uint64_t placed, inplace, kept, fallbacks, probes, claims, single_kept, untracked;
-	uint64_t few_kept, threshold;
+	uint64_t few_seen, threshold;
 	unsigned long low_shared_client_lines;
 	uint64_t fb_why[FDR_FB_NR];
 	uint64_t accepted, hits, misses, relearns, realignments, accepts_left;

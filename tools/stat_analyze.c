@@ -424,7 +424,8 @@ int st_analyze(struct st_report *r)
 		r->claims = sat_add(r->claims, o->claims);
 	}
 	r->seen = sat_add(sat_add(sat_add(r->placed, r->inplace), sat_add(r->kept, r->fallbacks)),
-			  sat_add(b->hdr.single_kept, b->hdr.few_kept));
+			  b->hdr.single_kept);
+	r->below_threshold = st_lower_bound(p, (long)b->hdr.threshold);
 
 	/* Buckets: owners 0..nowners-1, then "low", then "unowned". */
 	nb = r->nowners + 2;

@@ -101,8 +101,11 @@ static int check_geometry(const struct fdr_blk_hdr *h, char *why, size_t whylen)
 			      ST_NR_OPEN_MAX);
 	if (h->bound_top > 2 * ST_NR_OPEN_MAX + 64)
 		return refuse(why, whylen, "bound_top %" PRIu64 " is beyond any fd", h->bound_top);
-	if (h->threshold > ST_NR_OPEN_MAX)
-		return refuse(why, whylen, "threshold %" PRIu64 " is beyond any fd", h->threshold);
+	if (h->threshold > FDR_BLK_MAX_FD)
+		return refuse(why, whylen, "threshold %" PRIu64 " exceeds %u", h->threshold,
+			      FDR_BLK_MAX_FD);
+	if (h->few_seen > 1)
+		return refuse(why, whylen, "few_seen %" PRIu64 " is not 0 or 1", h->few_seen);
 	return 0;
 }
 
@@ -130,11 +133,11 @@ static int check_counts(const struct fdr_blk_hdr *h, char *why, size_t whylen)
 	const uint64_t counts[] = { h->limit_changes, h->single_kept, h->untracked,
 				    h->learned_after, h->relearns, h->accepted, h->observed,
 				    h->hits, h->misses, h->realignments, h->counts,
-				    h->accepts_left, h->few_kept };
+				    h->accepts_left };
 	static const char *const count_names[] = { "limit_changes", "single_kept", "untracked",
 						   "learned_after", "relearns", "accepted",
 						   "observed", "hits", "misses", "realignments",
-						   "counts", "accepts_left", "few_kept" };
+						   "counts", "accepts_left" };
 
 	_Static_assert(sizeof(counts) / sizeof(counts[0]) ==
 		       sizeof(count_names) / sizeof(count_names[0]), "a name per count");

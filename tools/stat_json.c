@@ -190,7 +190,7 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "nr_open", h->nr_open);
 		kv_u(out, &f2, "single_kept", h->single_kept);
 		kv_u(out, &f2, "threshold", h->threshold);
-		kv_u(out, &f2, "few_kept", h->few_kept);
+		kv_u(out, &f2, "few_seen", h->few_seen);
 		kv_u(out, &f2, "untracked", h->untracked);
 		kv_u(out, &f2, "bound_top", h->bound_top);
 		kv_u(out, &f2, "open_counted", h->open_counted);
@@ -335,8 +335,10 @@ void st_render_json(FILE *out, const struct st_report *r)
 	}
 	fputc(']', out);
 	fprintf(out, ",\"lines\":{\"served\":%lu,\"shared\":%lu,\"socket\":%lu,\"shared_socket\":%lu,"
-		"\"client\":%lu,\"shared_client\":%lu}", r->t.lines, r->t.shared, r->t.sock_lines,
-		r->t.sock_shared, r->t.client_lines, r->t.client_shared);
+		"\"client\":%lu,\"shared_client\":%lu,\"below_threshold\":%lu,"
+		"\"shared_below_threshold\":%lu,\"shared_client_below_threshold\":%lu}",
+		r->t.lines, r->t.shared, r->t.sock_lines, r->t.sock_shared, r->t.client_lines,
+		r->t.client_shared, r->t.low_lines, r->t.low_shared, r->t.low_client_shared);
 	key(out, &first, "summary");
 	fputc('{', out);
 	first = true;

@@ -72,8 +72,8 @@ static const struct blk_metric blk_metrics[] = {
 	M("fdrange_fds_kept_total", "counter", "fds not moved by rule (0-2, policy)", kept),
 	M("fdrange_fds_single_kept_total", "counter",
 	  "fds left alone while the process was single-threaded", single_kept),
-	M("fdrange_fds_few_kept_total", "counter",
-	  "fds left where the kernel put them: numbered below FDRANGE_THRESHOLD", few_kept),
+	M("fdrange_few_fds_seen", "gauge",
+	  "1 once an fd was left where the kernel numbered it, below FDRANGE_THRESHOLD", few_seen),
 	M("fdrange_extra_probes_total", "counter",
 	  "extra F_DUPFD tries when an owner's chunks were full (2 syscalls each)", probes),
 	M("fdrange_claims_total", "counter", "chunks and lines claimed", claims),
@@ -171,6 +171,13 @@ void st_render_prom(FILE *out, const struct st_summary *s, size_t n)
 			sample(out, "fdrange_shared_lines", &s[i], "among", "clients",
 			       s[i].shared_client_lines);
 		}
+	family(out, "fdrange_shared_client_lines_below_threshold", "gauge",
+	       "8-fd lines below FDRANGE_THRESHOLD (not counted above) holding client sockets of "
+	       "two or more threads, as without the library");
+	for (size_t i = 0; i < n; i++)
+		if (!s[i].error[0] && s[i].block)
+			sample(out, "fdrange_shared_client_lines_below_threshold", &s[i], NULL, NULL,
+			       s[i].low_shared_client_lines);
 	block_families(out, s, n);
 	family(out, "fdrange_stat_error", "gauge", "a process fdrange stat could not read");
 	for (size_t i = 0; i < n; i++)

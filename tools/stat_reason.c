@@ -64,7 +64,9 @@ static enum st_reason block_reason(const struct st_report *r)
 		return ST_R_LIMIT;
 	if (r->p->threads == 1)
 		return ST_R_SINGLE;
-	if (h->few_kept && !r->placed && !r->inplace)
+	/* Only while no fd past the threshold was seen at all: one that fell
+	 * back has its own reason in the counters. */
+	if (h->few_seen && !r->placed && !r->inplace && !r->fallbacks)
 		return ST_R_FEW;
 	return ST_R_NONE;
 }
@@ -178,11 +180,17 @@ const char *st_library_word(const struct st_report *r)
 
 unsigned long st_unseen(const struct st_report *r)
 {
+	size_t open;
+
 	if (!r->b)
 		return 0;
+	open = r->p->nfds;
+	/* Fds left below the threshold pass through uncounted. */
+	if (r->b->hdr.few_seen)
+		open -= r->below_threshold;
 	/* The counters count every fd ever seen, closed ones too: only the
 	 * excess of open fds over them is known never to have been seen. */
-	return r->p->nfds > r->seen ? (unsigned long)(r->p->nfds - r->seen) : 0;
+	return open > r->seen ? (unsigned long)(open - r->seen) : 0;
 }
 
 bool st_unseen_matters(const struct st_report *r)
@@ -219,7 +227,7 @@ void st_summarize(const struct st_report *r, struct st_summary *s)
 	s->probes = r->probes;
 	s->claims = r->claims;
 	s->single_kept = r->b->hdr.single_kept;
-	s->few_kept = r->b->hdr.few_kept;
+	s->few_seen = r->b->hdr.few_seen;
 	s->threshold = r->b->hdr.threshold;
 	s->low_shared_client_lines = r->t.low_client_shared;
 	s->untracked = r->b->hdr.untracked;

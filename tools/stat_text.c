@@ -244,11 +244,11 @@ static void owners(const struct tctx *t)
 	fprintf(out, "\nfallbacks: %" PRIu64 " no room in the owner's chunks, %" PRIu64
 		" not below RLIMIT_NOFILE, %" PRIu64 " past the do-no-harm bound, %" PRIu64
 		" near the soft limit, %" PRIu64 " other; %" PRIu64 " kept by rule, %" PRIu64
-		" kept while single-threaded, %" PRIu64 " numbered below FDRANGE_THRESHOLD %" PRIu64
-		", %" PRIu64 " epoll %s beyond the record table\n",
+		" kept while single-threaded, %s left below FDRANGE_THRESHOLD %" PRIu64
+		" (not counted), %" PRIu64 " epoll %s beyond the record table\n",
 		r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_BOUND],
 		r->fb_why[FDR_FB_NEAR], r->fb_why[FDR_FB_OTHER], r->kept, h->single_kept,
-		h->few_kept, h->threshold, h->untracked, st_pl(h->untracked, "registration", "registrations"));
+		h->few_seen ? "some" : "none", h->threshold, h->untracked, st_pl(h->untracked, "registration", "registrations"));
 }
 
 static void groups(const struct tctx *t)

@@ -90,6 +90,8 @@ SPOIL(lines_overlap, h->lines_off = MKB_CHUNKS_OFF)
 SPOIL(open_counted, h->open_counted = 1ull << 40)
 SPOIL(bound_top, h->bound_top = ~0ull)
 SPOIL(accepts_left, h->accepts_left = ~0ull)
+SPOIL(threshold_big, h->threshold = 1048577)
+SPOIL(few_seen_2, h->few_seen = 2)
 SPOIL(counts, h->counts = 1ull << 63)
 
 static const struct bad bads[] = {
@@ -112,6 +114,7 @@ static const struct bad bads[] = {
 	{ "lines_off", lines_off_beyond }, { "lines_off", lines_off_align },
 	{ "overlap", lines_overlap }, { "open_counted", open_counted }, { "bound_top", bound_top },
 	{ "accepts_left", accepts_left }, { "counts", counts },
+	{ "threshold 1048577 exceeds", threshold_big }, { "few_seen 2", few_seen_2 },
 };
 
 static void refuses_each_bad_header_field_by_name(void **state)
@@ -475,7 +478,20 @@ SPOIL(config, (h->why_inactive = FDR_WHY_CONFIG, h->flags = 0,
 SPOIL(seccomp, (h->why_inactive = FDR_WHY_SECCOMP, h->flags = 0))
 SPOIL(secure, (h->why_inactive = FDR_WHY_SECURE, h->flags = 0))
 SPOIL(low_limit, h->limit = 100)
-SPOIL(some_few, (h->threshold = 64, h->few_kept = 40))
+SPOIL(some_few, (h->threshold = 64, h->few_seen = 1))
+
+static void all_few(struct fdr_blk_hdr *h);
+
+/* As all_few, and one fd past the threshold fell back. */
+static void few_then_fallback(struct fdr_blk_hdr *h)
+{
+	struct fdr_blk_owner o;
+
+	all_few(h);
+	memcpy(&o, (char *)h + h->owners_off + (size_t)FDR_OWN_FIRST * sizeof(o), sizeof(o));
+	o.fallback[FDR_FB_BOUND] = 1;
+	mkb_set_owner(h, FDR_OWN_FIRST, &o);
+}
 
 /* Threads made fds, every one numbered below the threshold: none placed. */
 static void all_few(struct fdr_blk_hdr *h)
@@ -487,6 +503,7 @@ static void all_few(struct fdr_blk_hdr *h)
 		/* memcpy: the fixture's buffer need not be 128-aligned */
 		memcpy(&o, (char *)h + h->owners_off + (size_t)i * sizeof(o), sizeof(o));
 		o.placed = o.inplace = 0;
+		memset(o.fallback, 0, sizeof(o.fallback));
 		mkb_set_owner(h, i, &o);
 	}
 }
@@ -518,6 +535,8 @@ static void names_why_nothing_is_placed(void **state)
 	assert_int_equal(reason_of(some_few, 3, text, sizeof(text)), ST_R_NONE);
 	assert_int_equal(reason_of(all_few, 3, text, sizeof(text)), ST_R_FEW);
 	assert_non_null(strstr(text, "every fd it made was numbered below FDRANGE_THRESHOLD 64"));
+	/* ... but not when an fd past it fell back: that has its own count. */
+	assert_int_equal(reason_of(few_then_fallback, 3, text, sizeof(text)), ST_R_NONE);
 	assert_string_equal(st_reason_word(ST_R_FEW), "few_fds");
 	/* Single-threaded comes first: nothing is moved before a second thread. */
 	assert_int_equal(reason_of(all_few, 1, text, sizeof(text)), ST_R_SINGLE);
