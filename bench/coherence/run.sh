@@ -9,17 +9,20 @@
 # Options:
 #   --smp "2 4"        vCPU counts (default "2 4"; 4 is coarser on a 2-core host)
 #   --rounds R         boots per variant and vCPU count (default 3)
-#   --variants "..."   of: plain lib lib+fdcache fdcache lib-rr lib-rr+fdcache lib-all
-#                      (default: all)
+#   --variants "..."   of: plain lib lib-all lib+fdcache lib-all+fdcache fdcache
+#                      lib-rr lib-rr+fdcache (default: all but the lib-rr ones)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib+fdcache: libfdrange on the
 #                      fdcache kernel; fdcache: that kernel alone; lib-rr:
 #                      libfdrange with FDRANGE_ACCEPT=roundrobin (memcached
 #                      hands connection k to worker k mod t, so this puts
 #                      each worker's fds in its own range); lib-rr+fdcache:
-#                      that on the fdcache kernel; lib-all: libfdrange with
-#                      FDRANGE_THRESHOLD=0 (moves from the first fd, as the
-#                      default did before the threshold)
+#                      that on the fdcache kernel (both with
+#                      FDRANGE_THRESHOLD=0: below 64 fds nothing would be
+#                      moved); lib-all: libfdrange with FDRANGE_THRESHOLD=0
+#                      (moves from the first fd, as the default did before
+#                      the threshold); lib-all+fdcache: that on the fdcache
+#                      kernel
 #   --lib PATH         libfdrange.so to preload (default: build this tree's)
 #   --requests N       memcached requests per window (default 20000)
 #   --conns N          client connections (default 32; up to ~4000)
@@ -42,7 +45,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 WORK=${COH_WORK:-/var/tmp/fdrange-coherence}
 KWORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
-SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib+fdcache fdcache lib-rr lib-rr+fdcache" LIB="" REQUESTS=20000
+SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib-all lib+fdcache lib-all+fdcache fdcache" LIB="" REQUESTS=20000
 CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT="" PIN=1
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -167,7 +170,7 @@ mc)
 	ulimit -n 8192
 	mc="/coh/memcached -u root -t $t -c 8192 -l 127.0.0.1 -p 11211"
 	case $(arg pre) in
-	rr) FDRANGE_ACCEPT=roundrobin LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	rr) FDRANGE_THRESHOLD=0 FDRANGE_ACCEPT=roundrobin LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	all) FDRANGE_THRESHOLD=0 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	*) $mc & ;;
@@ -348,6 +351,7 @@ for smp in $SMPS; do
 			lib-rr) k=$KPLAIN pa=$PA_PLAIN pre=rr ;;
 			lib-rr+fdcache) k=$KCACHE pa=$PA_CACHE pre=rr ;;
 			lib-all) k=$KPLAIN pa=$PA_PLAIN pre=all ;;
+			lib-all+fdcache) k=$KCACHE pa=$PA_CACHE pre=all ;;
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \
