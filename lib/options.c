@@ -55,8 +55,8 @@ const struct fdr_option fdr_options[] = {
 	{ "FDRANGE_PREGROW", "pregrow", "N", FDR_T_UINT, OFF(pregrow), 0, FDR_MAX_FD, 1,
 	  NULL, NULL, "1024",
 	  "grow the kernel's fd table to N entries (rounded down to a power of two; about 8.25 "
-	  "bytes of kernel memory each), never beyond RLIMIT_NOFILE, once: when the first fd is "
-	  "numbered past FDRANGE_THRESHOLD (with the threshold 0: at start-up, while "
+	  "bytes of kernel memory each), never beyond RLIMIT_NOFILE, once: at the first move of "
+	  "an fd numbered past FDRANGE_THRESHOLD (with the threshold 0: at start-up, while "
 	  "single-threaded); spares the threads placing fds above the table's size a wait of "
 	  "milliseconds (synchronize_rcu) at each growth; 0 (or below 128): off" },
 	{ "FDRANGE_STATS", "stats", "DEST", FDR_T_DEST, OFF(stats), 0, 0, 0,

@@ -11,8 +11,8 @@
  * VM, against 3 us once grown).  A single-threaded process grows without
  * that wait.  Placement starts at BASE (64), just above the embedded table,
  * so a threaded program under the library needs a bigger table sooner than
- * it would plain: the library grows it once at start-up, while the process
- * is still single-threaded, far enough for the chunks most servers need.
+ * it would plain: the library grows it once, far enough for the chunks
+ * most servers need (when: below).
  *
  * Bounds: never beyond the soft RLIMIT_NOFILE, and a table of at most
  * FDRANGE_PREGROW entries (default 1024, enough for the compact chunks of
@@ -23,19 +23,21 @@
  * highest number needed, then close; F_DUPFD takes the lowest free fd at or
  * above it and never replaces an fd in use, as dup2 onto a number would.
  *
- * Not done when threads already exist (the growth would stall now, and
- * maybe for nothing) or when the table is already big enough (after exec
- * the table is kept).  A child of fork() gets a table only as big as its
- * open fds need, and grows again on demand.
+ * At start-up (FDRANGE_THRESHOLD=0 only): not done when threads already
+ * exist (the growth would stall now, and maybe for nothing) or when the
+ * table is already big enough (after exec the table is kept).  A child of
+ * fork() gets a table only as big as its open fds need, and grows again on
+ * demand (with a threshold, at its own first move past it: the flag that
+ * says "grown" lives in the page a child does not inherit).
  *
  * With FDRANGE_THRESHOLD (the default 64) nothing is moved until the
  * process holds every fd below it, and a grown table would not be free:
  * above 64 entries the bitmaps leave the line of file_lock and next_fd for
  * lines of their own, which every open and close then writes as well
- * (memcached with 32 connections, in the coherence model: 18% more fd-path
+ * (memcached with 32 connections, in the coherence model: 17% more fd-path
  * transfers with the table grown at start-up and nothing moved).  So the
  * table is grown at start-up only with the threshold off; otherwise once,
- * at the first fd numbered past it: the process is past the embedded
+ * inside the first move of an fd numbered past it: the process is past the embedded
  * table by then, as it would be without the library, and one growth with
  * its one grace period replaces the several the chunks' claims would make.
  */

@@ -9,7 +9,9 @@
  * so no block; a block of another release; a fork child still on its
  * parent's block; none at all); the block's own reason (FDRANGE_DISABLE,
  * a bad FDRANGE_* variable, a filter installed while running, a set-id program); a limit
- * that leaves no chunk above the base; a single thread so far.
+ * that leaves no chunk above the base; a single thread so far; threads, but
+ * every fd they made numbered below the threshold (nothing past it placed,
+ * found in place, kept by rule or fallen back).
  */
 #include "stat.h"
 #include "geometry.h"
@@ -66,7 +68,7 @@ static enum st_reason block_reason(const struct st_report *r)
 		return ST_R_SINGLE;
 	/* Only while no fd past the threshold was seen at all: one that fell
 	 * back has its own reason in the counters. */
-	if (h->few_seen && !r->placed && !r->inplace && !r->fallbacks)
+	if (h->few_seen && !r->placed && !r->inplace && !r->fallbacks && !r->kept)
 		return ST_R_FEW;
 	return ST_R_NONE;
 }
