@@ -92,11 +92,15 @@ void fdr_pregrow(const char *status)
 
 void fdr_pregrow_late(int fd)
 {
-	unsigned long top = fdr_pregrow_top(fdr_st.cfg.pregrow,
-					    __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED),
-					    fdr_st.nr_open);
+	unsigned long top;
 	long nfd;
 
+	/* Called on every move: once grown, one load of a word that stays
+	 * shared, no store (an exchange would write its line on each move). */
+	if (__atomic_load_n(&fdr_p->grown, __ATOMIC_RELAXED))
+		return;
+	top = fdr_pregrow_top(fdr_st.cfg.pregrow, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED),
+			      fdr_st.nr_open);
 	if (!top || (unsigned long)fd >= top ||
 	    __atomic_exchange_n(&fdr_p->grown, 1, __ATOMIC_RELAXED))
 		return;
