@@ -248,7 +248,8 @@ static void owners(const struct tctx *t)
 		" (not counted), %" PRIu64 " epoll %s beyond the record table\n",
 		r->fb_why[FDR_FB_FULL], r->fb_why[FDR_FB_LIMIT], r->fb_why[FDR_FB_BOUND],
 		r->fb_why[FDR_FB_NEAR], r->fb_why[FDR_FB_OTHER], r->kept, h->single_kept,
-		h->few_seen ? "some" : "none", h->threshold, h->untracked, st_pl(h->untracked, "registration", "registrations"));
+		h->few_seen ? "some" : "none", h->threshold, h->untracked,
+		st_pl(h->untracked, "registration", "registrations"));
 }
 
 static void groups(const struct tctx *t)
