@@ -188,6 +188,22 @@ int fdr_block_create(void)
  * too; passing it through would leave the child's first fds of all but
  * one thread at kernel numbers.
  */
+/*
+ * One spin of a wait: a pause hint, so that the 2^20 spins last tens of
+ * milliseconds (a scheduler tick or more) rather than one: on a machine
+ * with fewer CPUs than spinning threads the maker may be waiting for a CPU
+ * the spinners hold.  No syscall (a filter may forbid sched_yield).
+ */
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#elif defined(__aarch64__)
+	__asm__ volatile("yield" ::: "memory");
+#endif
+	__asm__ volatile("" ::: "memory");
+}
+
 static bool wait_for_block(struct fdr_proc *p)
 {
 	/* A signal handler that interrupted this thread making it. */
@@ -199,7 +215,7 @@ static bool wait_for_block(struct fdr_proc *p)
 		/* Made between the two loads: published before FDR_MADE. */
 		if (__atomic_load_n(&p->making, __ATOMIC_ACQUIRE) != FDR_MAKING)
 			return __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE) != NULL;
-		__asm__ volatile("" ::: "memory");
+		cpu_relax();
 	}
 	return false;
 }
