@@ -3,7 +3,9 @@
 #   1. linux-source-6.12 is there (installed with apt-get if missing);
 #   2. the series applies to it, in order, without fuzz;
 #   3. the touched code compiles without warnings, with CONFIG_FDCACHE=y
-#      (fs/file.o and users of the changed headers) and =n (fs/file.o).
+#      and CONFIG_FD_RANGE=y (fs/file.o, the prctl in kernel/sys.o, fork,
+#      exec, io_uring) and with both =n (fs/file.o, kernel/sys.o);
+#   4. the fd-range guest test (kernel/tests/fdalloc.c) builds.
 # No boot; kernel/test.sh is the full test. Exit status non-zero on failure.
 #
 # Environment:
@@ -20,7 +22,7 @@ log() { echo "[ci-check +$(( $(date +%s) - T0 ))s] $*"; }
 die() { log "FAIL: $*"; exit 1; }
 
 . "$HERE/../tools/deps.sh"
-need_packages linux-source-6.12 gcc make flex bison bc xz-utils patch libelf-dev ||
+need_packages linux-source-6.12 gcc make flex bison bc xz-utils patch libelf-dev liburing-dev ||
 	die "cannot install the kernel build packages"
 
 if [ -n "${FDCACHE_CI_DIR:-}" ]; then
@@ -65,14 +67,16 @@ B="$D/build"
 mkdir -p "$B"
 config() {	# config y|n
 	make -s -C "$S" O="$B" tinyconfig >/dev/null || die "make tinyconfig failed"
-	printf 'CONFIG_FDCACHE=%s\n' "$1" > "$D/fdcache.config"
+	printf 'CONFIG_FDCACHE=%s\nCONFIG_FD_RANGE=%s\n' "$1" "$1" > "$D/fdcache.config"
 	"$S/scripts/kconfig/merge_config.sh" -m -O "$B" "$B/.config" \
 		"$HERE/config.fragment" "$D/fdcache.config" >/dev/null || die "merge_config failed"
 	make -s -C "$S" O="$B" olddefconfig >/dev/null || die "olddefconfig failed"
 	if [ "$1" = y ]; then
 		grep -qx CONFIG_FDCACHE=y "$B/.config" || die "CONFIG_FDCACHE=y did not stick"
+		grep -qx CONFIG_FD_RANGE=y "$B/.config" || die "CONFIG_FD_RANGE=y did not stick"
 	else
 		! grep -q "^CONFIG_FDCACHE=y" "$B/.config" || die "CONFIG_FDCACHE still on"
+		! grep -q "^CONFIG_FD_RANGE=y" "$B/.config" || die "CONFIG_FD_RANGE still on"
 	fi
 }
 compile() {	# compile label objects...
@@ -81,17 +85,25 @@ compile() {	# compile label objects...
 		tail -40 "$B/$label.log"
 		die "compile ($label) failed"
 	fi
-	if grep -E "(fs/file\.c|fdcache|fdtable\.h).*(warning|error)" "$B/$label.log"; then
+	if grep -E "(fs/file\.c|fdcache|fdtable\.h|kernel/sys\.c|kernel/fork\.c|fs/exec\.c|sched\.h).*(warning|error)" "$B/$label.log"; then
 		die "warnings ($label)"
 	fi
 	log "compiled ($label): $*"
 }
 
-log "configuring (tinyconfig + kernel/config.fragment + CONFIG_FDCACHE=y), make prepare"
+log "configuring (tinyconfig + kernel/config.fragment + CONFIG_FDCACHE=y CONFIG_FD_RANGE=y), make prepare"
 config y
 make -C "$S" O="$B" -j"$JOBS" prepare > "$B/prepare.log" 2>&1 ||
 	{ tail -40 "$B/prepare.log"; die "make prepare failed"; }
-compile fdcache-y fs/file.o fs/exec.o kernel/fork.o io_uring/openclose.o
+compile fdcache-y fs/file.o fs/exec.o kernel/fork.o kernel/sys.o io_uring/openclose.o io_uring/net.o
 config n
-compile fdcache-n fs/file.o
+compile fdcache-n fs/file.o kernel/sys.o
+# the guest test of the range: it must build (it runs in kernel/test.sh)
+if command -v gcc >/dev/null && [ -f /usr/include/liburing.h ]; then
+	gcc -O2 -Wall -Wextra -Werror -pthread -o "$D/fdalloc" "$HERE/tests/fdalloc.c" -luring ||
+		die "kernel/tests/fdalloc.c does not build"
+	log "compiled kernel/tests/fdalloc.c"
+else
+	log "liburing-dev not installed: kernel/tests/fdalloc.c not compiled"
+fi
 log "PASS, $(( $(date +%s) - T0 ))s"

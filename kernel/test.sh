@@ -3,14 +3,23 @@
 # it in qemu (TCG, no KVM needed) and run the guest tests; exit non-zero on
 # any failure. See kernel/README.md.
 #
-# Boots (FDCACHE_BOOTS, default "on off unpatched"):
-#   on         patched kernel, CONFIG_FDCACHE=y, cache on (the default)
-#   off        the same kernel booted with fdcache=off
+# Boots (FDCACHE_BOOTS, default "on off range unpatched"):
+#   on         patched kernel, CONFIG_FDCACHE=y and CONFIG_FD_RANGE=y, cache
+#              and range on (the default)
+#   off        the same kernel booted with fdcache=off fd_range=off
+#   range      the series with CONFIG_FD_RANGE=y and CONFIG_FDCACHE=n
 #   unpatched  the same source and config without the series
 #   mutant     (opt-in) the series with one deliberate bug: dup2() over an
 #              open fd does not invalidate. Passes only if the guest tests
 #              catch it (or the kernel crashes on the stale file), i.e. it
 #              checks that the tests can see a wrong file at all.
+#   lib        (opt-in) the library's own tests (meson suites integration,
+#              hardening, security; shell-script tests left out) and
+#              bench/syscount.sh, in the guest, on the range kernel: the
+#              library on its kernel-range path
+#   mutant-range (opt-in) the series with one deliberate bug in the fd
+#              range: a new task keeps its parent's range.  Passes only if
+#              the guest tests catch it.
 #   debug      (opt-in) the patched kernel with lockdep (PROVE_LOCKING, so
 #              also PROVE_RCU), KASAN and DEBUG_ATOMIC_SLEEP, cache on; the
 #              same tests, and any lockdep, RCU, KASAN or sleep-in-atomic
@@ -23,7 +32,7 @@
 #   FDCACHE_JOBS   make -j                      (2)
 #   FDCACHE_SMP    guest vCPUs                  (2)
 #   FDCACHE_ITERS  changes per racing test      (10000)
-#   FDCACHE_BOOTS  which boots                  ("on off unpatched")
+#   FDCACHE_BOOTS  which boots                  ("on off range unpatched")
 #   FDCACHE_BOOT_TIMEOUT  seconds per boot      (1800)
 #   FDCACHE_NO_INSTALL=1  never call apt-get
 #   FDCACHE_BUILD_ONLY=1  build the kernels of FDCACHE_BOOTS, then exit
@@ -37,7 +46,7 @@ WORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
 JOBS=${FDCACHE_JOBS:-2}
 SMP=${FDCACHE_SMP:-2}
 ITERS=${FDCACHE_ITERS:-10000}
-BOOTS=${FDCACHE_BOOTS:-on off unpatched}
+BOOTS=${FDCACHE_BOOTS:-on off range unpatched}
 BOOT_TIMEOUT=${FDCACHE_BOOT_TIMEOUT:-1800}
 TARBALL=/usr/src/linux-source-6.12.tar.xz
 T0=$(date +%s)
@@ -126,20 +135,26 @@ build() {
 	log "kernel $name: built in $(( $(date +%s) - t ))s"
 }
 
-want_patched=0 want_unpatched=0 want_mutant=0 want_debug=0
+want_patched=0 want_unpatched=0 want_mutant=0 want_debug=0 want_range=0 want_mrange=0 want_lib=0
 for boot in $BOOTS; do
 	case $boot in
 	on|off) want_patched=1 ;;
+	range) want_range=1 ;;
 	unpatched) want_unpatched=1 ;;
 	mutant) want_mutant=1 ;;
+	mutant-range) want_mrange=1 ;;
+	lib) want_range=1 want_lib=1 ;;
 	debug) want_debug=1 ;;
 	*) die "unknown boot '$boot'" ;;
 	esac
 done
-[ $want_patched = 1 ] && build patched "$WORK/patched" CONFIG_FDCACHE=y
+[ $want_patched = 1 ] && build patched "$WORK/patched" CONFIG_FDCACHE=y CONFIG_FD_RANGE=y
+# seccomp and inotify: the library's own tests (the lib boot) use them
+[ $want_range = 1 ] && build range "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
+	CONFIG_SECCOMP=y CONFIG_SECCOMP_FILTER=y CONFIG_INOTIFY_USER=y
 [ $want_unpatched = 1 ] && build unpatched "$WORK/pristine"
 # KASAN needs the full SLUB, which tinyconfig swaps for SLUB_TINY.
-[ $want_debug = 1 ] && build debug "$WORK/patched" CONFIG_FDCACHE=y \
+[ $want_debug = 1 ] && build debug "$WORK/patched" CONFIG_FDCACHE=y CONFIG_FD_RANGE=y \
 	CONFIG_PROVE_LOCKING=y CONFIG_PROVE_RCU=y CONFIG_DEBUG_ATOMIC_SLEEP=y \
 	"# CONFIG_SLUB_TINY is not set" CONFIG_KASAN=y CONFIG_KASAN_GENERIC=y CONFIG_STACKTRACE=y
 if [ $want_mutant = 1 ]; then
@@ -156,6 +171,18 @@ if [ $want_mutant = 1 ]; then
 	fi
 	build mutant "$WORK/mutant" CONFIG_FDCACHE=y
 fi
+if [ $want_mrange = 1 ]; then
+	if [ "$(cat "$WORK/mutant-range.stamp" 2>/dev/null)" != "$patch_id" ]; then
+		log "making the mutant-range tree (a new task keeps its parent's range)"
+		rm -rf "$WORK/mutant-range"
+		cp -a "$WORK/patched" "$WORK/mutant-range"
+		perl -0pi -e 's/\tfd_range_clear\(p\);\n//' "$WORK/mutant-range/kernel/fork.c"
+		! grep -q 'fd_range_clear(p);' "$WORK/mutant-range/kernel/fork.c" ||
+			die "mutation did not apply"
+		echo "$patch_id" > "$WORK/mutant-range.stamp"
+	fi
+	build mutant-range "$WORK/mutant-range" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y
+fi
 
 # FDCACHE_BUILD_ONLY=1: stop here, for callers that only need the kernels
 # (bench/coherence/run.sh boots them with its own guest).
@@ -165,6 +192,17 @@ if [ "${FDCACHE_BUILD_ONLY:-0}" = 1 ]; then
 fi
 
 # --- guest userland ----------------------------------------------------------
+# The library and its tests, for the lib boot: a build of this checkout of
+# its own, copied into the guest at the same paths.
+if [ $want_lib = 1 ]; then
+	LB="$WORK/libbuild"
+	log "building libfdrange and its tests in $LB"
+	[ -f "$LB/build.ninja" ] || meson setup "$LB" "$HERE/.." > "$WORK/libbuild.log" 2>&1 ||
+		{ tail -20 "$WORK/libbuild.log"; die "meson setup failed"; }
+	ninja -C "$LB" >> "$WORK/libbuild.log" 2>&1 || { tail -20 "$WORK/libbuild.log"; die "library build failed"; }
+	python3 "$HERE/guest-suite.py" "$LB" "$WORK" integration hardening security ||
+		die "listing the library's tests failed"
+fi
 TB="$WORK/tests-bin"
 tests_id=$(sha "$HERE"/tests/*.c "$HERE"/tests/*.h "$0")
 if [ "$(cat "$TB/.stamp" 2>/dev/null)" != "$tests_id" ]; then
@@ -182,6 +220,20 @@ IR="$WORK/initramfs"
 rm -rf "$IR"; mkdir -p "$IR"/{bin,proc,sys,dev,tmp,tests}
 cp /bin/busybox "$IR/bin/busybox"
 cp "$TB"/fd* "$IR/tests/"
+if [ $want_lib = 1 ]; then
+	# at the same paths, every link followed (/lib64 is one on the host)
+	for f in $(cat "$WORK/files") "$(command -v strace)" \
+		 $(ldd "$(command -v strace)" | grep -o '/[^ ]*'); do
+		mkdir -p "$IR$(dirname "$f")"
+		if [ -d "$f" ]; then
+			mkdir -p "$IR$f" && cp -rL "$f/." "$IR$f/"
+		else
+			cp -L "$f" "$IR$f"
+		fi
+	done
+	cp "$WORK/suite.sh" "$IR/suite.sh"
+	cp "$HERE/../bench/syscount.sh" "$IR/syscount.sh"
+fi
 cat > "$IR/init" <<'EOF'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -190,9 +242,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
+mkdir -p /dev/shm && mount -t tmpfs tmpfs /dev/shm
+ifconfig lo 127.0.0.1 up
 arg() { sed -n "s/.*fdtest\.$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
-EXPECT=$(arg expect); ITERS=$(arg iters)
-echo "FDTEST BEGIN expect=$EXPECT iters=$ITERS kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
+EXPECT=$(arg expect); ITERS=$(arg iters); RANGE=$(arg range); SUITE=$(arg suite)
+echo "FDTEST BEGIN expect=$EXPECT range=$RANGE iters=$ITERS kernel=$(uname -r) cpus=$(grep -c ^processor /proc/cpuinfo)"
 echo "FDTEST CMDLINE $(cat /proc/cmdline)"
 fails=0
 run() {
@@ -205,6 +259,19 @@ run() {
 	/tests/fdstats print
 }
 S=$(date +%s)
+if [ "$SUITE" = lib ]; then
+	# the library's own tests, then its syscalls per fd on this path; the
+	# limit as on a Debian host (a few tests dup onto 1024 and above)
+	ulimit -n 65536
+	export PATH=/bin:/usr/bin
+	. /suite.sh
+	cd /
+	B=$(sed -n 's/.*timeout [0-9]* \(\/[^ ]*\)\/test\/.*/\1/p' /suite.sh | head -1)
+	run syscount env SYSCOUNT_MOVES=0 sh /syscount.sh "$B/bench/bench_create" "$B/lib/libfdrange.so"
+	env -i FDRANGE_STATS=stderr FDRANGE_THRESHOLD=0 LD_PRELOAD="$B/lib/libfdrange.so" \
+		"$B/bench/bench_create" --child=1 --call=eventfd --count=100 2>&1 | grep "placement path" |
+		sed 's/^/FDTEST LIBPATH /'
+else
 for m in close close_range dup2 dup3 dupfd uring mix; do
 	run race-$m /tests/fdrace $m $ITERS
 done
@@ -216,7 +283,9 @@ run clone_files /tests/fdfork clone_files $(( ITERS / 20 ))
 run exit /tests/fdfork exit $(( ITERS / 10 ))
 run pidfd_getfd /tests/fdgetfd $ITERS
 run grow /tests/fdgrow $(( ITERS / 100 ))
+run fd-range /tests/fdalloc $RANGE $(( ITERS / 10 ))
 run stats /tests/fdstats $EXPECT
+fi
 if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) corruption"; then
 	echo "FDTEST DMESG problems above"
 	fails=$((fails + 1))
@@ -239,11 +308,14 @@ status=0
 summary=()
 for boot in $BOOTS; do
 	case $boot in
-	on)        k=patched;   extra="";            expect=on ;;
-	off)       k=patched;   extra="fdcache=off"; expect=off ;;
-	unpatched) k=unpatched; extra="";            expect=none ;;
-	mutant)    k=mutant;    extra="";            expect=on ;;
-	debug)     k=debug;     extra="";            expect=on ;;
+	on)        k=patched;   extra="";                         expect=on   range=on ;;
+	off)       k=patched;   extra="fdcache=off fd_range=off"; expect=off  range=off ;;
+	range)     k=range;     extra="";                         expect=none range=on ;;
+	unpatched) k=unpatched; extra="";                         expect=none range=off ;;
+	mutant)    k=mutant;    extra="";                         expect=on   range=on ;;
+	mutant-range) k=mutant-range; extra="";                   expect=none range=on ;;
+	debug)     k=debug;     extra="";                         expect=on   range=on ;;
+	lib)       k=range;     extra="fdtest.suite=lib";         expect=none range=on ;;
 	esac
 	out="$WORK/boot-$boot.log"
 	log "boot $boot: qemu -accel tcg -smp $SMP, kernel $k $extra (log $out)"
@@ -252,29 +324,33 @@ for boot in $BOOTS; do
 	timeout "$BOOT_TIMEOUT" qemu-system-x86_64 -accel tcg -smp "$SMP" -m 1024 \
 		-kernel "$WORK/build-$k/arch/x86/boot/bzImage" \
 		-initrd "$WORK/initramfs.cpio.gz" \
-		-append "console=ttyS0 panic=-1 oops=panic loglevel=4 $extra fdtest.expect=$expect fdtest.iters=$ITERS" \
+		-append "console=ttyS0 panic=-1 oops=panic loglevel=4 $extra fdtest.expect=$expect fdtest.range=$range fdtest.iters=$ITERS" \
 		-display none -serial stdio -monitor none -no-reboot < /dev/null > "$out" 2>&1
 	qrc=$?
 	set -e
 	dt=$(( $(date +%s) - t ))
-	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdgrow|fdstats)|FAIL|SKIP|Kernel panic" || true
+	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdgrow|fdstats|fdalloc)|FAIL|SKIP|Kernel panic" || true
 	ok=1
 	[ $qrc -eq 0 ] || { log "boot $boot: qemu exit status $qrc (124: timeout)"; ok=0; }
 	tr -d '\r' < "$out" | grep -q "^FDTEST END failures=0 " || ok=0
 	tr -d '\r' < "$out" | grep -q "FAIL" && ok=0
 	tr -d '\r' < "$out" | grep -q "Kernel panic" && ok=0
+	if [ "$boot" = lib ]; then
+		tr -d '\r' < "$out" | grep -q "^FDTEST LIBPATH placement path: kernel range" ||
+			{ log "boot lib: the library did not take the kernel-range path"; ok=0; }
+	fi
 	if [ "$boot" = debug ]; then
 		tr -d '\r' < "$out" | grep -qx "FDTEST LOCKDEP debug_locks: 1" ||
 			{ log "boot debug: lockdep not armed at the end"; ok=0; }
 		tr -d '\r' < "$out" | grep -qx "FDTEST KASAN on" ||
 			{ log "boot debug: KASAN not initialised"; ok=0; }
 	fi
-	if [ "$boot" = mutant ]; then
+	if [ "$boot" = mutant ] || [ "$boot" = mutant-range ]; then
 		# inverted: the deliberate bug must be noticed
 		if [ $ok = 0 ]; then
-			summary+=("boot mutant: PASS, the tests caught the deliberate bug (${dt}s)")
+			summary+=("boot $boot: PASS, the tests caught the deliberate bug (${dt}s)")
 		else
-			summary+=("boot mutant: FAIL, the deliberate bug went unnoticed (${dt}s, see $out)")
+			summary+=("boot $boot: FAIL, the deliberate bug went unnoticed (${dt}s, see $out)")
 			status=1
 		fi
 	elif [ $ok = 1 ]; then

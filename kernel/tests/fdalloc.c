@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fdalloc on|off [ITERS]: the per-task preferred fd range
+ * (PR_SET_FD_RANGE, CONFIG_FD_RANGE).
+ *
+ * "off" (a kernel without it, or fd_range=off): both prctls fail with
+ * EINVAL and every allocation takes the lowest free number.  "on": the
+ * range's semantics, one check per behaviour a user relies on:
+ *  - a task without a range gets the lowest free number, as before;
+ *  - with one, every lowest-free creation path lands in it: open, socket,
+ *    raw syscall(SYS_socket), accept, pipe, dup, eventfd, epoll_create1,
+ *    pidfd_open, opendir (glibc's internal open), SCM_RIGHTS, io_uring's
+ *    openat and accept into the table;
+ *  - explicit targets ignore it: F_DUPFD with a minimum, dup2, dup3;
+ *  - a full range falls back to the lowest free number, and so does an
+ *    allocation while some fd below the range's floor is free;
+ *  - a range past the table's size grows the table; past RLIMIT_NOFILE it
+ *    is not used;
+ *  - a new thread, a fork child and an exec'd program start without one;
+ *    unshare(CLONE_FILES) and close_range(CLOSE_RANGE_UNSHARE) leave the
+ *    table it was set for, so it no longer applies;
+ *  - threads with their own ranges allocate and close concurrently: each
+ *    fd in its thread's range while the range has room, never one fd
+ *    twice;
+ *  - bad arguments: EINVAL.
+ * Prints "fdalloc: PASS" or FAIL lines; exit status 1 on any failure.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <liburing.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef PR_SET_FD_RANGE
+#define PR_SET_FD_RANGE 0x46440001
+#define PR_GET_FD_RANGE 0x46440002
+#endif
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1U << 1)
+#endif
+
+static int failures;
+static const char *self_path;
+
+#define CHECK(cond, ...) do { \
+	if (!(cond)) { \
+		fprintf(stderr, "fdalloc: FAIL %s:%d: ", __func__, __LINE__); \
+		fprintf(stderr, __VA_ARGS__); \
+		fputc('\n', stderr); \
+		failures++; \
+	} \
+} while (0)
+
+static int set_range(unsigned lo, unsigned hi)
+{
+	return prctl(PR_SET_FD_RANGE, lo, hi, 0, 0);
+}
+
+/* {lo, hi, floor}; all ~0 if the prctl failed */
+static void get_range(unsigned r[3])
+{
+	r[0] = r[1] = r[2] = ~0u;
+	if (prctl(PR_GET_FD_RANGE, r, 0, 0, 0))
+		r[0] = r[1] = r[2] = ~0u;
+}
+
+/* The lowest free fd now, found without allocating one. */
+static int lowest_free(void)
+{
+	for (int fd = 0; fd < 4096; fd++)
+		if (fcntl(fd, F_GETFD) < 0 && errno == EBADF)
+			return fd;
+	return -1;
+}
+
+static int in(int fd, unsigned lo, unsigned hi)
+{
+	return fd >= 0 && (unsigned)fd >= lo && (unsigned)fd < hi;
+}
+
+static int tcp_listener(int *port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	socklen_t len = sizeof(a);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0 || bind(s, (struct sockaddr *)&a, sizeof(a)) || listen(s, 16) ||
+	    getsockname(s, (struct sockaddr *)&a, &len))
+		return -1;
+	*port = ntohs(a.sin_port);
+	return s;
+}
+
+static int tcp_connect(int port)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons(port),
+				 .sin_addr.s_addr = htonl(0x7f000001) };
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s >= 0 && connect(s, (struct sockaddr *)&a, sizeof(a))) {
+		close(s);
+		return -1;
+	}
+	return s;
+}
+
+/* One fd through SCM_RIGHTS over a socketpair; the received number. */
+static int pass_fd(int fd)
+{
+	int sv[2], got = -1;
+	char c = 'x', cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { &c, 1 };
+	struct msghdr m = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
+			    .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+
+	/* The pair itself goes wherever the range says; only the received fd
+	 * is looked at. */
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
+		return -1;
+	cm = CMSG_FIRSTHDR(&m);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	if (sendmsg(sv[0], &m, 0) == 1) {
+		memset(cbuf, 0, sizeof(cbuf));
+		m.msg_controllen = sizeof(cbuf);
+		if (recvmsg(sv[1], &m, MSG_CMSG_CLOEXEC) == 1 && (cm = CMSG_FIRSTHDR(&m)))
+			memcpy(&got, CMSG_DATA(cm), sizeof(int));
+	}
+	close(sv[0]);
+	close(sv[1]);
+	return got;
+}
+
+/* io_uring openat and accept into the table (not fixed files). */
+static void uring_paths(unsigned lo, unsigned hi, int lst, int port)
+{
+	struct io_uring ring;
+	struct io_uring_sqe *sqe;
+	struct io_uring_cqe *cqe;
+	int c, r;
+
+	/* The ring's own fd is lowest-free too: set up before the check. */
+	if (io_uring_queue_init(4, &ring, 0)) {
+		fprintf(stderr, "fdalloc: io_uring unavailable, its paths not checked\n");
+		return;
+	}
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_openat(sqe, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+	io_uring_submit(&ring);
+	if (io_uring_wait_cqe(&ring, &cqe) == 0) {
+		r = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		CHECK(in(r, lo, hi), "io_uring openat gave %d, range [%u,%u)", r, lo, hi);
+		if (r >= 0)
+			close(r);
+	}
+	c = tcp_connect(port);
+	sqe = io_uring_get_sqe(&ring);
+	io_uring_prep_accept(sqe, lst, NULL, NULL, SOCK_CLOEXEC);
+	io_uring_submit(&ring);
+	if (io_uring_wait_cqe(&ring, &cqe) == 0) {
+		r = cqe->res;
+		io_uring_cqe_seen(&ring, cqe);
+		CHECK(in(r, lo, hi), "io_uring accept gave %d, range [%u,%u)", r, lo, hi);
+		if (r >= 0)
+			close(r);
+	}
+	if (c >= 0)
+		close(c);
+	io_uring_queue_exit(&ring);
+}
+
+/* Every lowest-free creation path, with the range [lo, hi) set. */
+static void creation_paths(unsigned lo, unsigned hi)
+{
+	int port = 0, lst, c, a, p[2], fd, d;
+	DIR *dir;
+
+	lst = tcp_listener(&port);
+	CHECK(in(lst, lo, hi), "socket gave %d", lst);
+	fd = (int)syscall(SYS_socket, AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(in(fd, lo, hi), "syscall(SYS_socket) gave %d", fd);
+	close(fd);
+	c = tcp_connect(port);
+	a = accept4(lst, NULL, NULL, SOCK_CLOEXEC);
+	CHECK(in(c, lo, hi) && in(a, lo, hi), "connect socket %d, accept4 %d", c, a);
+	close(c);
+	close(a);
+	CHECK(pipe2(p, O_CLOEXEC) == 0 && in(p[0], lo, hi) && in(p[1], lo, hi),
+	      "pipe2 gave %d %d", p[0], p[1]);
+	fd = dup(p[0]);
+	CHECK(in(fd, lo, hi), "dup gave %d", fd);
+	close(fd);
+	fd = pass_fd(p[1]);
+	CHECK(in(fd, lo, hi), "SCM_RIGHTS gave %d", fd);
+	close(fd);
+	close(p[0]);
+	close(p[1]);
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(in(fd, lo, hi), "eventfd gave %d", fd);
+	close(fd);
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	CHECK(in(fd, lo, hi), "epoll_create1 gave %d", fd);
+	close(fd);
+	fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	CHECK(in(fd, lo, hi), "pidfd_open gave %d", fd);
+	close(fd);
+	fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+	CHECK(in(fd, lo, hi), "open gave %d", fd);
+	/* explicit targets: F_DUPFD's minimum, dup2, dup3 */
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	CHECK(d >= 0 && d < (int)lo, "F_DUPFD(0) gave %d, not the lowest free", d);
+	close(d);
+	d = fcntl(fd, F_DUPFD_CLOEXEC, 20);
+	CHECK(d == 20, "F_DUPFD(20) gave %d", d);
+	CHECK(dup2(fd, 21) == 21 && dup3(fd, 22, O_CLOEXEC) == 22, "dup2/dup3 moved");
+	close(20);
+	close(21);
+	close(22);
+	close(fd);
+	dir = opendir("/proc/self");
+	CHECK(dir && in(dirfd(dir), lo, hi), "opendir gave %d", dir ? dirfd(dir) : -1);
+	if (dir)
+		closedir(dir);
+	uring_paths(lo, hi, lst, port);
+	close(lst);
+}
+
+static void no_range_is_lowest_free(void)
+{
+	int want = lowest_free(), fd = eventfd(0, EFD_CLOEXEC), p[2];
+
+	CHECK(fd == want, "no range: eventfd gave %d, lowest free %d", fd, want);
+	want = lowest_free();
+	CHECK(pipe2(p, O_CLOEXEC) == 0 && p[0] == want, "no range: pipe gave %d, lowest %d", p[0], want);
+	close(p[0]);
+	close(p[1]);
+	close(fd);
+}
+
+static void full_range_falls_back(void)
+{
+	int fds[8], extra, want;
+
+	CHECK(set_range(300, 304) == 0, "set [300,304): %s", strerror(errno));
+	for (int i = 0; i < 4; i++) {
+		fds[i] = eventfd(0, EFD_CLOEXEC);
+		CHECK(fds[i] == 300 + i, "fd %d of the range is %d", i, fds[i]);
+	}
+	want = lowest_free();
+	extra = eventfd(0, EFD_CLOEXEC);
+	CHECK(extra == want, "full range: got %d, lowest free %d", extra, want);
+	close(fds[2]);
+	fds[2] = eventfd(0, EFD_CLOEXEC);
+	CHECK(fds[2] == 302, "a freed slot in the range: got %d, want 302", fds[2]);
+	for (int i = 0; i < 4; i++)
+		close(fds[i]);
+	close(extra);
+	set_range(0, 0);
+}
+
+static void resize_and_limit(void)
+{
+	struct rlimit rl;
+	int fd, want;
+
+	/* Past the table's size (at most 4096 here): the table grows. */
+	getrlimit(RLIMIT_NOFILE, &rl);
+	if (rl.rlim_cur < 8192) {
+		struct rlimit up = { 8192, rl.rlim_max > 8192 ? rl.rlim_max : 8192 };
+
+		if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+			rl = up;
+	}
+	CHECK(set_range(5000, 5008) == 0, "set [5000,5008): %s", strerror(errno));
+	fd = eventfd(0, EFD_CLOEXEC);
+	if (rl.rlim_cur > 5000)
+		CHECK(fd == 5000, "range past the table: got %d", fd);
+	else
+		CHECK(fd >= 0 && fd < 5000, "range past RLIMIT_NOFILE %lu: got %d",
+		      (unsigned long)rl.rlim_cur, fd);
+	close(fd);
+	/* Past the soft limit: not used at all. */
+	rl.rlim_cur = 1024;
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit: %s", strerror(errno));
+	want = lowest_free();
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == want, "range past the limit: got %d, lowest free %d", fd, want);
+	close(fd);
+	set_range(0, 0);
+}
+
+static void bad_arguments(void)
+{
+	unsigned r[3];
+
+	errno = 0;
+	CHECK(set_range(10, 10) == -1 && errno == EINVAL, "lo == hi accepted");
+	CHECK(set_range(20, 10) == -1 && errno == EINVAL, "lo > hi accepted");
+	CHECK(set_range(0, 1u << 31) == -1 && errno == EINVAL, "hi past nr_open accepted");
+	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 101, 0) == -1 && errno == EINVAL, "floor above lo accepted");
+	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 0, 1) == -1 && errno == EINVAL, "arg5 accepted");
+	CHECK(prctl(PR_GET_FD_RANGE, NULL, 0, 0, 0) == -1 && errno == EFAULT, "GET to NULL");
+	get_range(r);
+	CHECK(r[0] == 0 && r[1] == 0, "a failed set left [%u,%u)", r[0], r[1]);
+}
+
+/* A floor: the range is used only while every fd below it is open. */
+static void floor_keeps_few_fds_low(void)
+{
+	int fd, want, held[64], n = 0;
+	unsigned r[3];
+
+	CHECK(prctl(PR_SET_FD_RANGE, 600, 664, 40, 0) == 0, "set with floor 40: %s", strerror(errno));
+	get_range(r);
+	CHECK(r[0] == 600 && r[1] == 664 && r[2] == 40, "GET gave [%u,%u) floor %u", r[0], r[1], r[2]);
+	want = lowest_free();
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == want && fd < 40, "few fds (lowest free %d): got %d", want, fd);
+	close(fd);
+	/* fill everything below the floor: then the range applies */
+	while ((fd = lowest_free()) >= 0 && fd < 40 && n < 64)
+		held[n++] = fcntl(0, F_DUPFD_CLOEXEC, fd);
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == 600, "all of 0-39 open: got %d, want 600", fd);
+	close(fd);
+	/* one fd below the floor freed: its number again */
+	if (n > 5) {
+		want = held[5];
+		close(held[5]);
+		fd = eventfd(0, EFD_CLOEXEC);
+		CHECK(fd == want, "fd %d below the floor free: got %d", want, fd);
+		held[5] = fd;
+	}
+	for (int i = 0; i < n; i++)
+		close(held[i]);
+	set_range(0, 0);
+}
+
+static void *thread_start_has_none(void *arg)
+{
+	unsigned r[3];
+	int want = lowest_free(), fd = eventfd(0, EFD_CLOEXEC);
+
+	(void)arg;
+	get_range(r);
+	CHECK(r[0] == 0 && r[1] == 0, "new thread inherited [%u,%u)", r[0], r[1]);
+	CHECK(fd == want, "new thread: got %d, lowest free %d", fd, want);
+	close(fd);
+	return NULL;
+}
+
+static void *thread_unshares(void *arg)
+{
+	unsigned r[3];
+	int how = (int)(long)arg, fd, want;
+
+	set_range(400, 408);
+	if (how == 0)
+		CHECK(unshare(CLONE_FILES) == 0, "unshare: %s", strerror(errno));
+	else
+		CHECK(syscall(SYS_close_range, 1000, 1001, CLOSE_RANGE_UNSHARE) == 0,
+		      "close_range(UNSHARE): %s", strerror(errno));
+	get_range(r);
+	CHECK(r[0] == 0 && r[1] == 0, "%s: range [%u,%u) still reported",
+	      how ? "close_range" : "unshare", r[0], r[1]);
+	want = lowest_free();
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == want, "%s: got %d, lowest free %d", how ? "close_range" : "unshare", fd, want);
+	return NULL;
+}
+
+static void new_tasks_start_without(void)
+{
+	pthread_t t;
+	pid_t pid;
+	int st;
+
+	CHECK(set_range(200, 264) == 0, "set: %s", strerror(errno));
+	pthread_create(&t, NULL, thread_start_has_none, NULL);
+	pthread_join(t, NULL);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		unsigned r[3];
+		int want = lowest_free(), fd = eventfd(0, EFD_CLOEXEC);
+
+		get_range(r);
+		CHECK(r[0] == 0 && r[1] == 0, "fork child inherited [%u,%u)", r[0], r[1]);
+		CHECK(fd == want, "fork child: got %d, lowest free %d", fd, want);
+		_exit(failures ? 1 : 0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st), "fork child failed");
+	pid = fork();
+	if (pid == 0) {
+		/* the exec'd image checks itself (main, "exec-child") */
+		set_range(200, 264);
+		execl(self_path, self_path, "exec-child", (char *)NULL);
+		_exit(2);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+	      "exec'd program: status %d", st);
+	/* A thread that leaves the shared table leaves its range behind. */
+	for (long how = 0; how < 2; how++) {
+		pthread_create(&t, NULL, thread_unshares, (void *)how);
+		pthread_join(t, NULL);
+	}
+	set_range(0, 0);
+}
+
+/* Threads with ranges of their own, allocating and closing at once. */
+#define NT 3
+#define HELD 16
+static long iters;
+static atomic_int go;
+static _Atomic unsigned char owner_of[4096];
+
+static void *racer(void *arg)
+{
+	unsigned lo = 512 + 64 * (unsigned)(long)arg, hi = lo + 64;  /* below RLIMIT_NOFILE */
+	int held[HELD];
+
+	set_range(lo, hi);
+	while (!atomic_load(&go))
+		sched_yield();
+	for (long i = 0; i < iters; i++) {
+		for (int k = 0; k < HELD; k++) {
+			held[k] = eventfd(0, EFD_CLOEXEC);
+			CHECK(in(held[k], lo, hi), "thread %ld: fd %d outside [%u,%u)",
+			      (long)arg, held[k], lo, hi);
+			if (held[k] >= 0 && held[k] < 4096)
+				CHECK(atomic_exchange(&owner_of[held[k]], 1) == 0,
+				      "fd %d handed out twice", held[k]);
+		}
+		for (int k = 0; k < HELD; k++) {
+			if (held[k] >= 0 && held[k] < 4096)
+				atomic_store(&owner_of[held[k]], 0);
+			close(held[k]);
+		}
+	}
+	return NULL;
+}
+
+static void threads_race(void)
+{
+	pthread_t t[NT];
+	int lowest = lowest_free(), after;
+
+	for (long i = 0; i < NT; i++)
+		pthread_create(&t[i], NULL, racer, (void *)i);
+	atomic_store(&go, 1);
+	for (int i = 0; i < NT; i++)
+		pthread_join(t[i], NULL);
+	after = lowest_free();
+	CHECK(after == lowest, "lowest free %d before the race, %d after", lowest, after);
+	/* next_fd must still find the lowest free number */
+	after = eventfd(0, EFD_CLOEXEC);
+	CHECK(after == lowest, "after the race: got %d, lowest free %d", after, lowest);
+	close(after);
+}
+
+/* ns per eventfd()+close() without a range: the check's cost, compared
+ * between kernels by the caller. */
+static void cost(long n)
+{
+	struct timespec a, b;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (long i = 0; i < n; i++)
+		close(eventfd(0, 0));
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("fdalloc: cost %.0f ns per eventfd+close without a range (%ld)\n",
+	       ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n, n);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned r[3];
+
+	self_path = argv[0];
+	alarm(600);
+	if (argc > 1 && !strcmp(argv[1], "exec-child")) {
+		int want = lowest_free(), fd = eventfd(0, EFD_CLOEXEC);
+
+		get_range(r);
+		CHECK(r[0] == 0 && r[1] == 0, "exec'd program inherited [%u,%u)", r[0], r[1]);
+		CHECK(fd == want, "exec'd program: got %d, lowest free %d", fd, want);
+		return failures ? 1 : 0;
+	}
+	if (argc < 2 || (strcmp(argv[1], "on") && strcmp(argv[1], "off"))) {
+		fprintf(stderr, "usage: fdalloc on|off [ITERS]\n");
+		return 2;
+	}
+	iters = argc > 2 ? atol(argv[2]) : 1000;
+	no_range_is_lowest_free();
+	if (!strcmp(argv[1], "off")) {
+		errno = 0;
+		CHECK(set_range(100, 110) == -1 && errno == EINVAL, "PR_SET_FD_RANGE did not fail with EINVAL");
+		errno = 0;
+		CHECK(prctl(PR_GET_FD_RANGE, r, 0, 0, 0) == -1 && errno == EINVAL,
+		      "PR_GET_FD_RANGE did not fail with EINVAL");
+		no_range_is_lowest_free();
+	} else {
+		CHECK(set_range(100, 164) == 0, "PR_SET_FD_RANGE: %s", strerror(errno));
+		get_range(r);
+		CHECK(r[0] == 100 && r[1] == 164, "PR_GET_FD_RANGE gave [%u,%u)", r[0], r[1]);
+		creation_paths(100, 164);
+		CHECK(set_range(0, 0) == 0, "clearing: %s", strerror(errno));
+		no_range_is_lowest_free();
+		full_range_falls_back();
+		floor_keeps_few_fds_low();
+		bad_arguments();
+		new_tasks_start_without();
+		threads_race();
+		resize_and_limit();
+	}
+	cost(iters * 20);
+	printf("fdalloc: %s\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}
