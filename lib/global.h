@@ -39,6 +39,7 @@ struct fdr_state {
 	bool active;
 	bool secure;               /* AT_SECURE: environment ignored */
 	bool sandboxed;            /* a seccomp filter is or will be in force */
+	bool kernel_range;         /* the kernel has PR_SET_FD_RANGE and it is used */
 	uint32_t why;              /* enum fdr_why: what the block and the report say */
 	char why_msg[160];         /* FDR_WHY_CONFIG: the message printed at start */
 	struct fdr_config cfg;
@@ -70,6 +71,11 @@ extern struct fdr_state fdr_st FDR_HIDDEN;
 extern char __libc_single_threaded __attribute__((weak));
 
 static inline void fdr_count(uint64_t *counter)
+{
+	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+static inline void fdr_count32(uint32_t *counter)
 {
 	__atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
 }

@@ -154,6 +154,21 @@ unsigned fdr_handoff_owner(unsigned acc)
 	return pred;
 }
 
+unsigned fdr_handoff_next(unsigned acc)
+{
+	struct fdr_blk_hdr *h = fdr_p->hdr;
+	unsigned pred;
+
+	if (!h)
+		return FDR_NO_OWNER;
+	/* The prediction the next accept will make, unless the model changes
+	 * first: nothing recorded, nothing counted. */
+	pred = predict(h, (uint32_t)__atomic_load_n(&h->accepted, __ATOMIC_RELAXED), acc);
+	if (pred < FDR_OWN_FIRST && fdr_st.cfg.width)
+		pred = acc;
+	return pred;
+}
+
 void fdr_handoff_accepted(int fd)
 {
 	struct fdr_proc *p = fdr_p;

@@ -13,6 +13,9 @@
 /* In fdr_place, for an fd accepted by owner @acc: the owner to place it
  * with, FDR_NO_OWNER to leave it where the kernel put it. */
 unsigned fdr_handoff_owner(unsigned acc) FDR_HIDDEN;
+/* The owner the next accept by owner @acc will be placed with, as far as
+ * the model knows now (krange.c aims the kernel's range there). */
+unsigned fdr_handoff_next(unsigned acc) FDR_HIDDEN;
 /* The accept wrapper returns @fd: note it as awaiting its serving thread. */
 void fdr_handoff_accepted(int fd) FDR_HIDDEN;
 /* epoll_ctl(EPOLL_CTL_ADD) of @fd succeeded on this thread (active library). */

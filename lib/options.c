@@ -15,6 +15,7 @@
 
 static const char *const accept_names[] = { "auto", "thread", "roundrobin", NULL };
 static const char *const open_names[] = { "move", "keep", NULL };
+static const char *const kernel_names[] = { "auto", "off", NULL };
 
 #define OFF(f) offsetof(struct fdr_config, f)
 
@@ -49,6 +50,12 @@ const struct fdr_option fdr_options[] = {
 	  "an fd the kernel numbers below N stays where the kernel put it: the process does "
 	  "not hold all of fds 0 to N-1 yet, too few fds for a move (2 syscalls, 2 more fd-table "
 	  "writes under file_lock) to pay; 0: move from the first fd" },
+	{ "FDRANGE_KERNEL", "kernel", "POLICY", FDR_T_ENUM, OFF(kernel), 0, 0, 0,
+	  NULL, kernel_names, "auto",
+	  "auto: where the kernel has the per-task fd range (the kernel/ series, "
+	  "CONFIG_FD_RANGE; probed once at start), each thread's range is set with "
+	  "prctl(PR_SET_FD_RANGE) when it changes, and the kernel allocates its new fds "
+	  "there: no move, no syscall per fd; off: always move with F_DUPFD" },
 	{ "FDRANGE_DISABLE", "disable", NULL, FDR_T_BOOL, OFF(disable), 0, 1, 0,
 	  NULL, NULL, "0",
 	  "1: load but pass every call through untouched (the A side of an A/B run)" },

@@ -26,6 +26,7 @@
 #include "bound.h"
 #include "geometry.h"
 #include "handoff.h"
+#include "krange.h"
 #include "lines.h"
 #include "moves.h"
 #include "owners.h"
@@ -356,6 +357,15 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	cap = fdr_bound_cap(fd, __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED));
 	if (in_place(fd, o, cap)) {
 		fdr_count(&ow->inplace);
+		/* Where the kernel put it (krange.c): let the range sink, now and then. */
+		if (fdr_st.kernel_range && o == self && origin != FDR_FROM_ACCEPT &&
+		    !(__atomic_load_n(&ow->inplace, __ATOMIC_RELAXED) % RECOMPACT)) {
+			me = fdr_owner(self);
+			if (fdr_move_begin(me)) {
+				fdr_krange_sink(self, fd, cap);
+				fdr_move_end(me);
+			}
+		}
 		return fd;
 	}
 	me = fdr_owner(self);
@@ -382,9 +392,31 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	/* The copy shares the open file; closing the original changes nothing
 	 * the caller can see except the number. */
 	sys_close(fd);
+	/* The kernel's range follows the thread's fds to where they now go. */
+	if (o == self && origin != FDR_FROM_ACCEPT)
+		fdr_krange_follow(self, (int)nfd);
 	fdr_move_end(me);
 	fdr_count(&ow->placed);
 	return (int)nfd;
+}
+
+/*
+ * After every accept, wherever move() left the fd: the kernel's range of
+ * the accepting thread points at where the next accepted fd goes (or at
+ * nothing), so that fd is born in place (krange.c).
+ */
+static void aim(void)
+{
+	unsigned self = fdr_owner_self();
+	struct fdr_blk_owner *me;
+
+	if (self == FDR_NO_OWNER)
+		return;
+	me = fdr_owner(self);
+	if (fdr_move_begin(me)) {
+		fdr_krange_aim(self);
+		fdr_move_end(me);
+	}
 }
 
 int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
@@ -419,5 +451,7 @@ int fdr_place(int fd, bool cloexec, enum fdr_origin origin)
 	fd = move(fd, cloexec, origin);
 	if (origin != FDR_FROM_ACCEPT)
 		fdr_handoff_created(fd);
+	else if (fdr_st.kernel_range)
+		aim();
 	return fd;
 }

@@ -79,6 +79,10 @@ void fdr_thread_renew(unsigned epoch)
 	t->tid = 0;
 	t->pick = 0;
 	t->lane = 0;
+	/* A new task starts without a kernel range (fork, clone). */
+	t->range_lo = 0;
+	t->range_hi = 0;
+	t->accepting = 0;
 	__atomic_store_n(&t->epoch, epoch, __ATOMIC_RELAXED);
 }
 

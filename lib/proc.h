@@ -49,6 +49,8 @@ struct fdr_thread {
 	uint32_t tid;              /* 0 not asked yet */
 	uint64_t pick;             /* hand-off record of the fd being accepted; 0 none */
 	unsigned lane;             /* roundrobin: lane this thread serves + 1 */
+	unsigned range_lo, range_hi; /* the kernel's range for this thread (krange.c); hi 0: none */
+	unsigned accepting;        /* 1 once it accepted: its range follows the hand-off */
 	/* Kept when the words are renewed: */
 	unsigned home;             /* the epoch of the process this thread forked */
 	int forking;               /* inside our fork handlers */

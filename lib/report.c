@@ -183,6 +183,9 @@ int fdr_report_write(int fd)
 		sb_str(&sb, " fds; fds left below FDRANGE_THRESHOLD ");
 		sb_u64(&sb, cfg->threshold);
 		sb_str(&sb, load(&h->few_seen) ? ": some\n" : ": none\n");
+		sb_str(&sb, load(&h->kernel_range) ?
+		       "placement path: kernel range (PR_SET_FD_RANGE)\n" :
+		       "placement path: dup (F_DUPFD)\n");
 	}
 	return sb_flush(&sb);
 }

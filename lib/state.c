@@ -24,6 +24,7 @@
 #include "envcheck.h"
 #include "geometry.h"
 #include "owners.h"
+#include "krange.h"
 #include "pregrow.h"
 #include "proc.h"
 #include "real.h"
@@ -233,6 +234,16 @@ static void start_owners(void)
 		fdr_owners_init();
 }
 
+/* Before the program can start threads: every thread then sees the same. */
+static void probe_kernel(void)
+{
+	struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
+
+	fdr_st.kernel_range = fdr_krange_probe();
+	if (h)
+		__atomic_store_n(&h->kernel_range, fdr_st.kernel_range, __ATOMIC_RELAXED);
+}
+
 static void grow_table(void)
 {
 	if (fdr_st.active && status.read)  /* before the program can start threads */
@@ -251,6 +262,7 @@ static void (*const startup[])(void) = {
 	start_process,
 	make_block,
 	start_owners,
+	probe_kernel,
 	grow_table,
 };
 

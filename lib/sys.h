@@ -133,6 +133,11 @@ static inline long sys_openat(int dirfd, const char *path, int flags, unsigned m
 	return SYS_CALL(SYS_openat, dirfd, path, flags, mode);
 }
 
+static inline long sys_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4)
+{
+	return SYS_CALL(SYS_prctl, option, a2, a3, a4, 0);
+}
+
 static inline long sys_getpid(void)
 {
 	return SYS_CALL(SYS_getpid);

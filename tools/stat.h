@@ -316,6 +316,8 @@ struct st_summary {
 	double min_purity, min_client_purity;
 	uint64_t placed, inplace, kept, fallbacks, probes, claims, single_kept, untracked;
 	uint64_t few_seen, threshold;
+	uint64_t kernel_range;       /* 1: the kernel allocates in the threads' ranges */
+	uint64_t range_sets;         /* PR_SET_FD_RANGE calls, all owners */
 	unsigned long low_shared_client_lines;
 	uint64_t fb_why[FDR_FB_NR];
 	uint64_t accepted, hits, misses, relearns, realignments, accepts_left;

@@ -104,6 +104,8 @@ static int check_geometry(const struct fdr_blk_hdr *h, char *why, size_t whylen)
 	if (h->threshold > FDR_BLK_MAX_FD)
 		return refuse(why, whylen, "threshold %" PRIu64 " exceeds %u", h->threshold,
 			      FDR_BLK_MAX_FD);
+	if (h->kernel_range > 1)
+		return refuse(why, whylen, "kernel_range %" PRIu64 " is not 0 or 1", h->kernel_range);
 	if (h->few_seen > 1)
 		return refuse(why, whylen, "few_seen %" PRIu64 " is not 0 or 1", h->few_seen);
 	return 0;

@@ -106,6 +106,8 @@ static void summary_fields(FILE *out, const struct st_summary *s, bool *first)
 	kv_u(out, first, "shared_client_lines", s->shared_client_lines);
 	if (s->block) {
 		kv_u(out, first, "threshold", s->threshold);
+		kv_s(out, first, "path", s->kernel_range ? "kernel-range" : "dup", 16);
+		kv_u(out, first, "range_sets", s->range_sets);
 		kv_u(out, first, "low_shared_client_lines", s->low_shared_client_lines);
 		kv_purity(out, first, "min_purity", s->min_purity);
 		kv_purity(out, first, "min_client_purity", s->min_client_purity);
@@ -191,6 +193,7 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "single_kept", h->single_kept);
 		kv_u(out, &f2, "threshold", h->threshold);
 		kv_u(out, &f2, "few_seen", h->few_seen);
+		kv_u(out, &f2, "kernel_range", h->kernel_range);
 		kv_u(out, &f2, "untracked", h->untracked);
 		kv_u(out, &f2, "bound_top", h->bound_top);
 		kv_u(out, &f2, "open_counted", h->open_counted);
@@ -265,6 +268,7 @@ static void block(FILE *out, const struct st_report *r)
 		kv_u(out, &f2, "fallback_bound", o->fallback[FDR_FB_BOUND]);
 		kv_u(out, &f2, "fallback_near", o->fallback[FDR_FB_NEAR]);
 		kv_u(out, &f2, "extra_probes", o->probes);
+		kv_u(out, &f2, "range_sets", o->range_sets);
 		kv_u(out, &f2, "claims", o->claims);
 		kv_u(out, &f2, "threads", o->threads);
 		kv_u(out, &f2, "live", o->live);

@@ -250,6 +250,19 @@ static void owners(const struct tctx *t)
 		r->fb_why[FDR_FB_NEAR], r->fb_why[FDR_FB_OTHER], r->kept, h->single_kept,
 		h->few_seen ? "some" : "none", h->threshold, h->untracked,
 		st_pl(h->untracked, "registration", "registrations"));
+	if (h->kernel_range) {
+		uint64_t sets = 0;
+
+		for (unsigned k = 0; k < r->nowners; k++)
+			sets += r->b->owners[r->owners[k].idx].range_sets;
+		fprintf(out, "path: kernel range (PR_SET_FD_RANGE): the kernel allocates each "
+			"thread's fds in its range, \"inplace\" counts them; %" PRIu64 " range %s, "
+			"\"placed\" the fds moved with F_DUPFD\n", sets,
+			st_pl(sets, "change", "changes"));
+	} else {
+		fprintf(out, "path: dup (F_DUPFD and close per placed fd; the kernel has no "
+			"PR_SET_FD_RANGE, or FDRANGE_KERNEL=off)\n");
+	}
 }
 
 static void groups(const struct tctx *t)
@@ -466,9 +479,11 @@ void st_summary_text(FILE *out, const struct st_summary *s)
 		put_purity_kv(out, "min_client_purity", s->min_client_purity);
 		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
 			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64 " unseen_fds=%lu"
-			" threshold=%" PRIu64 " low_shared_client_lines=%lu",
+			" threshold=%" PRIu64 " low_shared_client_lines=%lu path=%s"
+			" range_sets=%" PRIu64,
 			s->placed, s->fallbacks, s->probes, s->model, s->realignments, s->misses,
-			s->unseen, s->threshold, s->low_shared_client_lines);
+			s->unseen, s->threshold, s->low_shared_client_lines,
+			s->kernel_range ? "kernel-range" : "dup", s->range_sets);
 	}
 	fprintf(out, " reason=%s\n", why ? why : "-");
 }

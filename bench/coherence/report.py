@@ -27,7 +27,8 @@ MIN_SEPARATION = 50.0
 # share of churner iterations during which the reader made progress.
 MIN_OVERLAP = 0.10
 VARIANTS = ["plain", "lib", "lib-all", "lib+fdcache", "lib-all+fdcache", "fdcache", "lib-rr",
-            "lib-rr+fdcache"]
+            "lib-rr+fdcache", "range", "lib+assist", "lib-all+assist", "lib+assist+fdcache",
+            "lib-all+assist+fdcache"]
 
 
 def kv(text):
@@ -208,7 +209,7 @@ def sweep(dirs):
     print("file_lock: the lock functions for listed callers; per accept: (full - plain's")
     print("full) x requests / reconnects, the transfers one accepted connection adds (+)")
     print("or removes (-).")
-    print(f"{'conns':>5} {'churn':>5} {'smp':>3} {'variant':<8} {'n':>2} {'reconn':>6} {'full':>7} "
+    print(f"{'conns':>5} {'churn':>5} {'smp':>3} {'variant':<22} {'n':>2} {'reconn':>6} {'full':>7} "
           f"{'x/plain':>7} {'fd-table lkp':>12} {'x/plain':>7} {'lookup fns':>10} {'x/plain':>7} "
           f"{'file':>7} {'x/plain':>7} {'file_lock':>9} {'x/plain':>7} {'per accept':>10}")
     out = []
@@ -225,7 +226,7 @@ def sweep(dirs):
             if base and v != "plain" and rec > 0:
                 n = statistics.median([r["requests"] for r in rs])
                 per = f"{(med(rs, 'xfer') - med(base, 'xfer')) * n / rec:+10.2f}"
-            print(f"{conns:>5} {churn:>5} {smp:>3} {v:<8} {len(rs):>2} {rec:>6.0f} {med(rs, 'xfer'):7.4f} "
+            print(f"{conns:>5} {churn:>5} {smp:>3} {v:<22} {len(rs):>2} {rec:>6.0f} {med(rs, 'xfer'):7.4f} "
                   f"{ratio(rs, base, 'xfer'):>7} {med(rs, 'table_lookup'):12.4f} {ratio(rs, base, 'table_lookup'):>7} "
                   f"{med(rs, 'lookup_xfer'):10.4f} {ratio(rs, base, 'lookup_xfer'):>7} "
                   f"{med(rs, 'file_all'):7.4f} {ratio(rs, base, 'file_all'):>7} "
@@ -340,7 +341,7 @@ def main():
     print("files_struct, bitmaps, struct fdtable, fdcache_gen), the part placement")
     print("targets; lookup fns: every transfer by a lookup function, whatever line;")
     print("'vs plain': medians relative to plain at the same -smp.")
-    print(f"{'smp':>3} {'variant':<14} {'n':>2} {'full count xfer/req':<26} {'vs plain':>8} "
+    print(f"{'smp':>3} {'variant':<22} {'n':>2} {'full count xfer/req':<26} {'vs plain':>8} "
           f"{'fd-table lookup xfer/req':<26} {'vs plain':>8} {'lookup fns':>10} {'vs plain':>8}")
     table2 = []
     for smp in sorted({r["smp"] for r in rows}):
@@ -357,7 +358,7 @@ def main():
             look = per_req(rs, "lookup_xfer")
             tabs = fmt(tab) if all(r["has_classes"] for r in rs) else "n/a (plugin too old)"
             full = per_req(rs, "xfer")
-            print(f"{smp:>3} {v:<14} {len(rs):>2} {fmt(full):<26} "
+            print(f"{smp:>3} {v:<22} {len(rs):>2} {fmt(full):<26} "
                   f"{rel(full, per_req(by['plain'], 'xfer')):>8} {tabs:<26} "
                   f"{rel(tab, per_req(by['plain'], 'table_lookup')):>8} {statistics.median(look):10.4f} "
                   f"{rel(look, per_req(by['plain'], 'lookup_xfer')):>8}")
@@ -376,10 +377,10 @@ def main():
         print("file_lock: the lock functions' transfers for listed callers; all lines: the full")
         print("count; lookup HITMs; switch%: share of instrumented accesses made on another vCPU")
         print("than the one before.")
-        print(f"{'smp':>3} {'variant':<14} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
+        print(f"{'smp':>3} {'variant':<22} {'file lkp':>9} {'unnamed lkp':>11} {'table all':>9} "
               f"{'gen all':>8} {'file all':>8} {'file_lock':>9} {'all lines':>9} {'lkp HITM':>9} {'switch%':>7}")
         for t in table2:
-            print(f"{t[0]:>3} {t[1]:<14} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:8.4f} "
+            print(f"{t[0]:>3} {t[1]:<22} {t[2]:9.4f} {t[3]:11.4f} {t[4]:9.4f} {t[5]:8.4f} {t[6]:8.4f} "
                   f"{t[7]:9.4f} {t[8]:9.4f} {t[9]:9.4f} {t[10]:7.1f}")
     with open(os.path.join(res, "summary.csv"), "w") as f:
         f.write("smp,variant,rounds,table_lookup_med,table_lookup_min,table_lookup_max,"

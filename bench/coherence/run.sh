@@ -10,7 +10,9 @@
 #   --smp "2 4"        vCPU counts (default "2 4"; 4 is coarser on a 2-core host)
 #   --rounds R         boots per variant and vCPU count (default 3)
 #   --variants "..."   of: plain lib lib-all lib+fdcache lib-all+fdcache fdcache
-#                      lib-rr lib-rr+fdcache (default: all but the lib-rr ones)
+#                      lib-rr lib-rr+fdcache range lib+assist lib-all+assist
+#                      lib+assist+fdcache lib-all+assist+fdcache (default:
+#                      the first six)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib+fdcache: libfdrange on the
 #                      fdcache kernel; fdcache: that kernel alone; lib-rr:
@@ -22,7 +24,17 @@
 #                      moved); lib-all: libfdrange with FDRANGE_THRESHOLD=0
 #                      (moves from the first fd, as the default did before
 #                      the threshold); lib-all+fdcache: that on the fdcache
-#                      kernel
+#                      kernel.  The fdcache kernel has the whole series
+#                      (also the full_fds_bits patch and the fd range); the
+#                      "+fdcache" variants without "assist" run the library
+#                      with FDRANGE_KERNEL=off.  range: no library, on the
+#                      range kernel (the series with CONFIG_FD_RANGE=y and
+#                      CONFIG_FDCACHE=n: the full_fds_bits patch, and the
+#                      range's check with no range set); lib+assist,
+#                      lib-all+assist: the library on it, which then takes
+#                      its kernel-range path; lib+assist+fdcache,
+#                      lib-all+assist+fdcache: the library on the fdcache
+#                      kernel, kernel-range path
 #   --lib PATH         libfdrange.so to preload (default: build this tree's)
 #   --requests N       memcached requests per window (default 20000)
 #   --conns N          client connections (default 32; up to ~4000)
@@ -170,9 +182,14 @@ mc)
 	ulimit -n 8192
 	mc="/coh/memcached -u root -t $t -c 8192 -l 127.0.0.1 -p 11211"
 	case $(arg pre) in
+	# the library's exit report says which path it took (FDRANGE_KERNEL)
+	export FDRANGE_STATS=/tmp/fdrange-report
+	case $(arg pre) in
 	rr) FDRANGE_THRESHOLD=0 FDRANGE_ACCEPT=roundrobin LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	all) FDRANGE_THRESHOLD=0 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	alloff) FDRANGE_THRESHOLD=0 FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	1off) FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	*) $mc & ;;
 	esac
 	pid=$!
@@ -195,6 +212,7 @@ mc)
 		"mc variant=$(arg variant) threads=$t" || echo "COH FAIL mcload"
 	grep -q 'libfdrange' /proc/$pid/maps && echo "COH preload active" || echo "COH preload absent"
 	kill $pid; wait $pid
+	[ -f /tmp/fdrange-report ] && sed 's/^/COH REPORT /' /tmp/fdrange-report
 	;;
 esac
 echo "COH END"
@@ -278,7 +296,7 @@ fi
 
 # --- full run: the project's kernels and libfdrange --------------------------
 log "kernels: kernel/test.sh FDCACHE_BUILD_ONLY=1 (reuses $KWORK when up to date)"
-FDCACHE_BUILD_ONLY=1 FDCACHE_BOOTS="on unpatched" FDCACHE_WORK=$KWORK nice -n 19 "$REPO/kernel/test.sh" >&2 ||
+FDCACHE_BUILD_ONLY=1 FDCACHE_BOOTS="on range unpatched" FDCACHE_WORK=$KWORK nice -n 19 "$REPO/kernel/test.sh" >&2 ||
 	die "kernel build failed"
 if [ -z "$LIB" ]; then
 	log "building libfdrange from $REPO"
@@ -308,10 +326,12 @@ for l in sys.stdin:
 }
 syms "$WORK/syms-unpatched" "$KWORK/build-unpatched/vmlinux"
 syms "$WORK/syms-patched" "$KWORK/build-patched/vmlinux"
+syms "$WORK/syms-range" "$KWORK/build-range/vmlinux"
 grep -q ' lookup ' "$WORK/syms-unpatched" || die "no lookup function in the plain kernel"
 grep -q 'fdcache_fget' "$WORK/syms-patched" || log "note: fdcache_fget is inlined in the patched kernel"
 KPLAIN=$KWORK/build-unpatched/arch/x86/boot/bzImage
 KCACHE=$KWORK/build-patched/arch/x86/boot/bzImage
+KRANGE=$KWORK/build-range/arch/x86/boot/bzImage
 # files_struct layout of 6.12 x86_64 without lock debugging (include/linux/
 # fdtable.h): file_lock is cache-line aligned at 128, fd_array follows the
 # three one-word bitmaps at 160; with CONFIG_FDCACHE the embedded table's
@@ -320,6 +340,8 @@ KCACHE=$KWORK/build-patched/arch/x86/boot/bzImage
 # (one line per 64 fds) from offset 56, after its rcu_head.
 PA_PLAIN="syms=$WORK/syms-unpatched,fdarray_off=160"
 PA_CACHE="syms=$WORK/syms-patched,fdarray_off=160,gen_off=704,gen_n=1,fdt_gen_off=56"
+# the range kernel has no fdcache: files_struct as in plain 6.12
+PA_RANGE="syms=$WORK/syms-range,fdarray_off=160"
 
 mkinitrd "$WORK/ir-full" "$WORK/ir-full.cpio.gz" memcached
 : > "$OUT/validation.txt"
@@ -346,12 +368,17 @@ for smp in $SMPS; do
 			case $v in
 			plain) k=$KPLAIN pa=$PA_PLAIN pre=0 ;;
 			lib) k=$KPLAIN pa=$PA_PLAIN pre=1 ;;
-			lib+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
+			lib+fdcache) k=$KCACHE pa=$PA_CACHE pre=1off ;;
 			fdcache) k=$KCACHE pa=$PA_CACHE pre=0 ;;
 			lib-rr) k=$KPLAIN pa=$PA_PLAIN pre=rr ;;
 			lib-rr+fdcache) k=$KCACHE pa=$PA_CACHE pre=rr ;;
 			lib-all) k=$KPLAIN pa=$PA_PLAIN pre=all ;;
-			lib-all+fdcache) k=$KCACHE pa=$PA_CACHE pre=all ;;
+			lib-all+fdcache) k=$KCACHE pa=$PA_CACHE pre=alloff ;;
+			range) k=$KRANGE pa=$PA_RANGE pre=0 ;;
+			lib+assist) k=$KRANGE pa=$PA_RANGE pre=1 ;;
+			lib-all+assist) k=$KRANGE pa=$PA_RANGE pre=all ;;
+			lib+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
+			lib-all+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=all ;;
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \

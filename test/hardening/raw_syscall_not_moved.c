@@ -3,7 +3,10 @@
  * fds created with syscall(SYS_socket, ...) (and SYS_pipe2, SYS_dup3)
  * bypass libc and the library: they stay where the kernel put them, even
  * inside a range, and the library's placements work around them (F_DUPFD
- * skips taken numbers) without ever touching them.
+ * skips taken numbers) without ever touching them.  On a kernel with the
+ * per-task fd range (kernel/, the library's kernel-range path) the kernel
+ * itself puts them in the thread's range, where the library did not move
+ * them either.
  */
 #include "hard.h"
 
@@ -16,6 +19,7 @@ int main(int argc, char **argv)
 	socklen_t len = sizeof(a);
 	int before, lowest, raw_l, raw_c, acc, p[2], inside = -1, lo = 0, hi = 0, wrapped[8];
 	char buf[8] = { 0 };
+	unsigned kr[3] = { 0, 0, 0 };
 
 	hard_init(argc, argv);
 	before = count_fds();
@@ -45,7 +49,12 @@ int main(int argc, char **argv)
 		CHECK((int)syscall(SYS_dup3, raw_c, inside, 0) == inside, "dup3 into the range");
 	}
 	CHECK((int)syscall(SYS_pipe2, p, 0) == 0, "raw pipe2");
-	CHECK(p[0] < (placed_mode ? lo : 1 << 30) || !placed_mode, "raw pipe moved to %d", p[0]);
+	/* PR_GET_FD_RANGE: this thread's kernel range, if the kernel has one */
+	if (syscall(SYS_prctl, 0x46440002, kr, 0, 0, 0) == 0 && kr[1])
+		CHECK(p[0] >= (int)kr[0] && p[0] < (int)kr[1], "raw pipe at %d, kernel range [%u,%u)",
+		      p[0], kr[0], kr[1]);
+	else
+		CHECK(p[0] < (placed_mode ? lo : 1 << 30) || !placed_mode, "raw pipe moved to %d", p[0]);
 	for (int i = 0; i < 8; i++) {
 		wrapped[i] = socket(AF_INET, SOCK_DGRAM, 0);
 		CHECK(wrapped[i] >= 0, "socket: %s", strerror(errno));

@@ -1,0 +1,160 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Placement by the kernel, where it can: with PR_SET_FD_RANGE a thread
+ * tells the kernel once where its fds go, and from then on the kernel's
+ * own allocation puts them there.  No F_DUPFD, no close, no temporary slot
+ * in the shared table: the fd is written once, where it stays.
+ *
+ * The range is only a preference.  The kernel takes the lowest free fd in
+ * it and the lowest free fd as before when it is full, so it can never
+ * clobber an fd, and everything the dup path decides still holds: place.c
+ * sees each new fd as before, finds it already where its owner's fds go
+ * (counted "inplace"), and moves it only when it landed elsewhere (the
+ * range was full, the chunk changed hands, the bound moved).  After such a
+ * move the range follows the fd to its new place, so a thread pays one
+ * prctl when its destination changes, not per fd.
+ *
+ * Accepted fds go where the hand-off learner predicts.  A server that
+ * serves where it accepts (model local) has its range there already.  One
+ * that deals connections out (rotation, memcached) aims the acceptor's
+ * range, after each accept, at the chunk of the thread predicted for the
+ * next one: one prctl per accept, and the accepted fd is born in place.
+ * Aiming after the accept, not before it, spends nothing on the accepts
+ * that find no connection (EAGAIN).  What the acceptor creates for itself
+ * meanwhile lands in that chunk and is moved back by the dup path.
+ *
+ * A range is one chunk (or line): after a burst, the kernel would go on
+ * filling the chunk of the last move while closes freed the owner's lower
+ * chunks.  So every RECOMPACT-th fd found in place, the range goes back
+ * to the owner's lowest chunk (a prctl, at most one per RECOMPACT fds); if
+ * that is full, the kernel's lowest free fd comes back and the dup path
+ * moves it, as place.c's own recompaction would have tried it.
+ *
+ * The kernel uses a range only while every fd below its floor is open, and
+ * the floor is FDRANGE_THRESHOLD: a process that closed down to a few fds
+ * gets lowest-free numbers again, as on the dup path, with no syscall.
+ *
+ * The kernel drops the range of a new task (fork, clone) and at exec; a
+ * fork child's words are renewed (proc.c), so the two agree.  Like every
+ * move, a prctl is made only inside fdr_move_begin(): never in a sandbox.
+ */
+#include "krange.h"
+#include "geometry.h"
+#include "handoff.h"
+#include "lines.h"
+#include "owners.h"
+#include "sys.h"
+
+#include <errno.h>
+
+#ifndef PR_SET_FD_RANGE
+#define PR_SET_FD_RANGE 0x46440001
+#define PR_GET_FD_RANGE 0x46440002
+#endif
+
+bool fdr_krange_probe(void)
+{
+	unsigned r[3];
+
+	/* Under roundrobin or open=keep some fds stay where the kernel numbers
+	 * them; a range would number those too. */
+	if (fdr_st.cfg.kernel == FDR_KERNEL_OFF || !fdr_st.active ||
+	    fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN || fdr_st.cfg.open == FDR_OPEN_KEEP ||
+	    __atomic_load_n(&fdr_st.sandboxed, __ATOMIC_SEQ_CST))
+		return false;
+	/* EINVAL on a kernel without it, or booted with fd_range=off. */
+	return sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 0, 0) == 0;
+}
+
+static void set(unsigned o, unsigned lo, unsigned hi)
+{
+	struct fdr_thread *t = fdr_self();
+	/* The kernel uses the range only while every fd below the floor is
+	 * open: FDRANGE_THRESHOLD, kept by the kernel, with no syscall. */
+	unsigned floor = fdr_st.cfg.threshold < lo ? fdr_st.cfg.threshold : lo;
+
+	if (t->range_lo == lo && t->range_hi == hi)
+		return;
+	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor) < 0) {
+		/* Not expected once probed; the dup path goes on alone. */
+		t->range_lo = 0;
+		t->range_hi = 0;
+		return;
+	}
+	t->range_lo = lo;
+	t->range_hi = hi;
+	fdr_count32(&fdr_owner(o)->range_sets);
+}
+
+/* Where owner @o's next fd goes, or false: its line, else its hint chunk. */
+static bool dest(unsigned o, unsigned long cap, unsigned *lo, unsigned *hi)
+{
+	struct fdr_blk_owner *ow = fdr_owner(o);
+	unsigned base = fdr_st.cfg.base, line, hint;
+
+	if (o == FDR_OWN_SPARSE)
+		return false;  /* one fd per line: no range fits */
+	line = __atomic_load_n(&ow->line, __ATOMIC_RELAXED);
+	if (line && (!__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&ow->hint_line, __ATOMIC_RELAXED)) &&
+	    fdr_line_owner(line - 1) == o + 1) {
+		*lo = (unsigned)fdr_line_lo(base, line - 1);
+		*hi = *lo + 8;
+		return *hi <= cap;
+	}
+	hint = __atomic_load_n(&ow->hint, __ATOMIC_RELAXED);
+	if (!hint || fdr_chunk_owner(hint - 1) != o + 1)
+		return false;
+	*lo = (unsigned)fdr_chunk_lo(base, hint - 1);
+	*hi = *lo + FDR_CHUNK_FDS;
+	return *hi <= cap;
+}
+
+void fdr_krange_follow(unsigned self, int fd)
+{
+	unsigned base = fdr_st.cfg.base, lo, hi;
+	long c = fdr_chunk_of(base, fd);
+
+	/* An accepting thread's range is aimed at its next connection. */
+	if (!fdr_st.kernel_range || c < 0 || fdr_self()->accepting)
+		return;
+	if (fdr_chunk_owner((unsigned)c) == FDR_OWN_LINES + 1) {
+		lo = base + (unsigned)(fd - base) / 8 * 8;
+		hi = lo + 8;
+	} else {
+		lo = (unsigned)fdr_chunk_lo(base, (unsigned)c);
+		hi = lo + FDR_CHUNK_FDS;
+	}
+	set(self, lo, hi);
+}
+
+void fdr_krange_sink(unsigned self, int fd, unsigned long cap)
+{
+	unsigned low = fdr_owner_next_chunk(self, 0, cap), lo;
+	long c = fdr_chunk_of(fdr_st.cfg.base, fd);
+
+	if (!fdr_st.kernel_range || fdr_self()->accepting || low == FDR_NO_CHUNK ||
+	    c < 0 || low >= (unsigned long)c)
+		return;
+	lo = (unsigned)fdr_chunk_lo(fdr_st.cfg.base, low);
+	set(self, lo, lo + FDR_CHUNK_FDS);
+}
+
+void fdr_krange_aim(unsigned self)
+{
+	unsigned o, lo, hi;
+	unsigned long cap;
+
+	if (!fdr_st.kernel_range)
+		return;
+	fdr_self()->accepting = 1;
+	o = fdr_handoff_next(self);
+	cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
+	if (o == FDR_NO_OWNER || !dest(o, cap, &lo, &hi)) {
+		/* Nowhere to aim: the kernel's lowest free fd, as without it. */
+		if (fdr_self()->range_hi)
+			set(self, 0, 0);
+		return;
+	}
+	set(self, lo, hi);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel's per-task fd range (PR_SET_FD_RANGE, kernel/ series patch
+ * 0005), where the kernel has it: the kernel then allocates a thread's new
+ * fds in the thread's own range, and the dup path (place.c) only corrects
+ * what lands elsewhere.
+ */
+#ifndef FDR_KRANGE_H
+#define FDR_KRANGE_H
+
+#include "global.h"
+
+/* At start-up, while nothing is placed: does the kernel have it?  One
+ * prctl, and none at all with FDRANGE_KERNEL=off or in a sandbox. */
+bool fdr_krange_probe(void) FDR_HIDDEN;
+
+/* The calling thread (owner @self) just got fd @fd where its fds go: the
+ * kernel's range follows it, with a prctl only when it changes. */
+void fdr_krange_follow(unsigned self, int fd) FDR_HIDDEN;
+
+/* Owner @self's fd @fd was found in place: every so often its range goes
+ * back to its lowest chunk, so that fd numbers sink after a burst. */
+void fdr_krange_sink(unsigned self, int fd, unsigned long cap) FDR_HIDDEN;
+
+/* The calling thread (owner @self) accepted a connection: aim its range at
+ * where the next accepted fd is predicted to go. */
+void fdr_krange_aim(unsigned self) FDR_HIDDEN;
+
+#endif
