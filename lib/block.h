@@ -89,7 +89,8 @@ struct fdr_blk_owner {
 	uint32_t busy;            /* moves in flight by this owner's threads (moves.h); internal */
 	uint32_t line;            /* the line it holds in the lines pool + 1 (chunk * 8 + line); 0 none */
 	uint32_t hint_line;       /* 1: its next fd goes to its line first (then its chunks) */
-	uint32_t range_sets;      /* PR_SET_FD_RANGE calls by its threads (krange.c); 0 before v3 */
+	uint32_t range_sets;      /* PR_SET_FD_RANGE calls by its threads (krange.c); 0 in the
+				   * blocks of releases before it (it was padding) */
 } __attribute__((aligned(FDR_OWNER_SIZE)));
 
 _Static_assert(sizeof(struct fdr_blk_owner) == FDR_OWNER_SIZE, "owner record size");
@@ -205,7 +206,8 @@ struct fdr_blk_hdr {
 	uint64_t few_seen;        /* 1 once an fd was left where the kernel numbered it, below
 				   * threshold (a flag, not a count: no shared write per fd) */
 	uint64_t kernel_range;    /* 1: the kernel allocates in the threads' ranges
-				   * (PR_SET_FD_RANGE, krange.c); 0: the dup path only */
+				   * (PR_SET_FD_RANGE, krange.c); 0: the dup path only, and
+				   * in the blocks of releases before it */
 };
 
 _Static_assert(sizeof(struct fdr_blk_hdr) <= FDR_BLK_HDR_SIZE, "header too big");

@@ -138,6 +138,8 @@ static void fill(struct fdr_blk_hdr *h, size_t size, uint32_t flags)
 	h->nrecs = nrecs;
 	h->bound_top = FDR_FD_SETSIZE;
 	h->threshold = cfg->threshold;
+	/* A fork child's block too: the child goes on with the parent's path. */
+	h->kernel_range = fdr_st.kernel_range;
 }
 
 /* Bytes of a block for this process's settings (fill()'s layout). */

@@ -66,17 +66,38 @@ bool fdr_krange_probe(void)
 	return sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 0, 0) == 0;
 }
 
+/*
+ * The floor of a range [@lo, @hi): the kernel uses the range only while
+ * every fd below it is open, so it enforces, with no syscall, the rules the
+ * dup path applies to the kernel's lowest-free number: nothing below
+ * FDRANGE_THRESHOLD moves, fds 0-2 are never taken from the program (a
+ * program that closes stdin and opens /dev/null relies on getting 0), and
+ * no fd the kernel would number below FD_SETSIZE is given a number at or
+ * above it (select()).
+ */
+static unsigned floor_of(unsigned lo, unsigned hi)
+{
+	unsigned f = fdr_st.cfg.threshold > 3 ? fdr_st.cfg.threshold : 3;
+
+	if (hi > FDR_FD_SETSIZE && f < FDR_FD_SETSIZE)
+		f = FDR_FD_SETSIZE;
+	return f < lo ? f : lo;
+}
+
 static void set(unsigned o, unsigned lo, unsigned hi)
 {
 	struct fdr_thread *t = fdr_self();
-	/* The kernel uses the range only while every fd below the floor is
-	 * open: FDRANGE_THRESHOLD, kept by the kernel, with no syscall. */
-	unsigned floor = fdr_st.cfg.threshold < lo ? fdr_st.cfg.threshold : lo;
 
+	/* A range across FD_SETSIZE would have a floor above its start. */
+	if (lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE)
+		hi = FDR_FD_SETSIZE;
 	if (t->range_lo == lo && t->range_hi == hi)
 		return;
-	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor) < 0) {
-		/* Not expected once probed; the dup path goes on alone. */
+	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor_of(lo, hi)) < 0) {
+		/* Not expected once probed.  The kernel may still hold the
+		 * previous range: drop it, and the dup path goes on alone. */
+		if (t->range_hi)
+			sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
 		t->range_lo = 0;
 		t->range_hi = 0;
 		return;
@@ -108,6 +129,17 @@ static bool dest(unsigned o, unsigned long cap, unsigned *lo, unsigned *hi)
 	*lo = (unsigned)fdr_chunk_lo(base, hint - 1);
 	*hi = *lo + FDR_CHUNK_FDS;
 	return *hi <= cap;
+}
+
+void fdr_krange_drop(void)
+{
+	struct fdr_thread *t = &fdr_t;
+
+	if (!fdr_st.kernel_range || !t->range_hi)
+		return;
+	sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
+	t->range_lo = 0;
+	t->range_hi = 0;
 }
 
 void fdr_krange_follow(unsigned self, int fd)

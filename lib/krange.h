@@ -14,6 +14,10 @@
  * prctl, and none at all with FDRANGE_KERNEL=off or in a sandbox. */
 bool fdr_krange_probe(void) FDR_HIDDEN;
 
+/* Before the library stops (a seccomp filter is coming): the calling
+ * thread's range is dropped, while the prctl is still allowed. */
+void fdr_krange_drop(void) FDR_HIDDEN;
+
 /* The calling thread (owner @self) just got fd @fd where its fds go: the
  * kernel's range follows it, with a prctl only when it changes. */
 void fdr_krange_follow(unsigned self, int fd) FDR_HIDDEN;

@@ -19,6 +19,7 @@
  * instruction, not through libc, is not seen.
  */
 #include "sandbox.h"
+#include "krange.h"
 #include "moves.h"
 #include "proc.h"
 
@@ -47,6 +48,9 @@ void fdr_sandbox_coming(bool tsync)
 {
 	struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
 
+	/* Before the filter: the kernel would go on numbering this thread's
+	 * fds in its range, and the library could no longer correct any. */
+	fdr_krange_drop();
 	__atomic_store_n(&fdr_st.sandboxed, true, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&fdr_st.active, false, __ATOMIC_SEQ_CST);
 	fdr_st.why = FDR_WHY_SECCOMP;

@@ -181,7 +181,6 @@ mc)
 	# room for ~1000 client connections on both sides (--conns)
 	ulimit -n 8192
 	mc="/coh/memcached -u root -t $t -c 8192 -l 127.0.0.1 -p 11211"
-	case $(arg pre) in
 	# the library's exit report says which path it took (FDRANGE_KERNEL)
 	export FDRANGE_STATS=/tmp/fdrange-report
 	case $(arg pre) in

@@ -10,12 +10,15 @@
  *  - with one, every lowest-free creation path lands in it: open, socket,
  *    raw syscall(SYS_socket), accept, pipe, dup, eventfd, epoll_create1,
  *    pidfd_open, opendir (glibc's internal open), SCM_RIGHTS, io_uring's
- *    openat and accept into the table;
+ *    openat and accept into the table when they complete inline, in the
+ *    submitter (a request punted to an io-wq worker runs as that worker,
+ *    a task without a range, and gets the lowest free fd);
  *  - explicit targets ignore it: F_DUPFD with a minimum, dup2, dup3;
  *  - a full range falls back to the lowest free number, and so does an
  *    allocation while some fd below the range's floor is free;
- *  - a range past the table's size grows the table; past RLIMIT_NOFILE it
- *    is not used;
+ *  - a range past the table's size grows the table, and when the table
+ *    cannot grow (fs.nr_open lowered) the lowest free fd comes; past
+ *    RLIMIT_NOFILE it is not used;
  *  - a new thread, a fork child and an exec'd program start without one;
  *    unshare(CLONE_FILES) and close_range(CLOSE_RANGE_UNSHARE) leave the
  *    table it was set for, so it no longer applies;
@@ -300,6 +303,43 @@ static void resize_and_limit(void)
 		CHECK(fd >= 0 && fd < 5000, "range past RLIMIT_NOFILE %lu: got %d",
 		      (unsigned long)rl.rlim_cur, fd);
 	close(fd);
+	/* The table cannot grow to the range (fs.nr_open lowered under it):
+	 * the lowest free fd, never an error the range caused.  In a fork
+	 * child, whose copy of the table is small again. */
+	if (rl.rlim_cur > 5000) {
+		pid_t pid;
+		int st;
+
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			FILE *f = fopen("/proc/sys/fs/nr_open", "r+");
+			unsigned long was = 0;
+
+			if (!f || fscanf(f, "%lu", &was) != 1) {
+				fprintf(stderr, "fdalloc: fs.nr_open not readable, growth failure not checked\n");
+				_exit(0);
+			}
+			CHECK(set_range(5000, 5008) == 0, "set [5000,5008): %s", strerror(errno));
+			rewind(f);
+			if (fprintf(f, "4096\n") > 0 && fflush(f) == 0) {
+				want = lowest_free();
+				fd = eventfd(0, EFD_CLOEXEC);
+				CHECK(fd == want, "table cannot grow to the range: got %d (%s), lowest free %d",
+				      fd, fd < 0 ? strerror(errno) : "ok", want);
+				CHECK(set_range(5000, 5008) == -1 && errno == EINVAL,
+				      "a range past fs.nr_open accepted");
+				rewind(f);
+				fprintf(f, "%lu\n", was);
+				fflush(f);
+			} else {
+				fprintf(stderr, "fdalloc: fs.nr_open not writable, growth failure not checked\n");
+			}
+			_exit(failures ? 1 : 0);
+		}
+		CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st),
+		      "the growth-failure child failed");
+	}
 	/* Past the soft limit: not used at all. */
 	rl.rlim_cur = 1024;
 	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit: %s", strerror(errno));
