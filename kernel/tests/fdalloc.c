@@ -316,6 +316,8 @@ static void resize_and_limit(void)
 			FILE *f = fopen("/proc/sys/fs/nr_open", "r+");
 			unsigned long was = 0;
 
+			failures = 0;  /* the child's own verdict */
+
 			if (!f || fscanf(f, "%lu", &was) != 1) {
 				fprintf(stderr, "fdalloc: fs.nr_open not readable, growth failure not checked\n");
 				_exit(0);
@@ -444,6 +446,8 @@ static void new_tasks_start_without(void)
 	if (pid == 0) {
 		unsigned r[3];
 		int want = lowest_free(), fd = eventfd(0, EFD_CLOEXEC);
+
+		failures = 0;  /* the child's own verdict, not the parent's so far */
 
 		get_range(r);
 		CHECK(r[0] == 0 && r[1] == 0, "fork child inherited [%u,%u)", r[0], r[1]);
