@@ -5,7 +5,9 @@
 #   3. the touched code compiles without warnings, with CONFIG_FDCACHE=y
 #      and CONFIG_FD_RANGE=y (fs/file.o, the prctl in kernel/sys.o, fork,
 #      exec, io_uring) and with both =n (fs/file.o, kernel/sys.o);
-#   4. the fd-range guest test (kernel/tests/fdalloc.c) builds.
+#   4. the fd-range guest test (kernel/tests/fdalloc.c) builds, and so do
+#      the lib boot's family programs (test/families, echo_load.c among
+#      them), and its guest-families.sh parses under busybox sh.
 # No boot; kernel/test.sh is the full test. Exit status non-zero on failure.
 #
 # Environment:
@@ -22,7 +24,7 @@ log() { echo "[ci-check +$(( $(date +%s) - T0 ))s] $*"; }
 die() { log "FAIL: $*"; exit 1; }
 
 . "$HERE/../tools/deps.sh"
-need_packages linux-source-6.12 gcc make flex bison bc xz-utils patch libelf-dev liburing-dev ||
+need_packages linux-source-6.12 gcc make flex bison bc xz-utils patch libelf-dev liburing-dev busybox-static ||
 	die "cannot install the kernel build packages"
 
 if [ -n "${FDCACHE_CI_DIR:-}" ]; then
@@ -106,4 +108,11 @@ if command -v gcc >/dev/null && [ -f /usr/include/liburing.h ]; then
 else
 	log "liburing-dev not installed: kernel/tests/fdalloc.c not compiled"
 fi
+# the lib boot's guest programs (kernel/test.sh builds them the same way)
+for p in tpc_select prefork seccomp_fcntl threads_churn echo_load; do
+	gcc -O2 -Wall -Wextra -Werror -pthread -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2 \
+		-o "$D/$p" "$HERE/../test/families/$p.c" || die "test/families/$p.c does not build"
+done
+busybox sh -n "$HERE/guest-families.sh" || die "kernel/guest-families.sh: busybox sh cannot parse it"
+log "compiled the lib boot's family programs"
 log "PASS, $(( $(date +%s) - T0 ))s"

@@ -15,8 +15,9 @@
 #              checks that the tests can see a wrong file at all.
 #   lib        (opt-in) the library's own tests (meson suites integration,
 #              hardening, security; shell-script tests left out) and
-#              bench/syscount.sh, in the guest, on the range kernel: the
-#              library on its kernel-range path
+#              bench/syscount.sh, and the program families of
+#              test/families (kernel/guest-families.sh), in the guest, on the
+#              range kernel: the library on its kernel-range path
 #   mutant-range (opt-in) the series with one deliberate bug in the fd
 #              range: a new task keeps its parent's range.  Passes only if
 #              the guest tests catch it.
@@ -266,6 +267,18 @@ if [ $want_lib = 1 ]; then
 	done
 	cp "$WORK/suite.sh" "$IR/suite.sh"
 	cp "$HERE/../bench/syscount.sh" "$IR/syscount.sh"
+	# the program families (test/families), built as run-all.sh builds
+	# them, with a C client for the select server (no python in the guest)
+	FAM="$HERE/../test/families"
+	mkdir -p "$IR/fam"
+	for p in tpc_select prefork seccomp_fcntl threads_churn echo_load; do
+		fl=""
+		[ $p = tpc_select ] && fl="-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2"
+		# shellcheck disable=SC2086
+		gcc -O2 -g -Wall -Wextra -Werror -pthread $fl -o "$IR/fam/$p" "$FAM/$p.c" ||
+			die "building test/families/$p.c failed"
+	done
+	cp "$HERE/guest-families.sh" "$IR/families.sh"
 fi
 cat > "$IR/init" <<'EOF'
 #!/bin/busybox sh
@@ -301,6 +314,7 @@ if [ "$SUITE" = lib ]; then
 	cd /
 	B=$(sed -n 's/.*timeout [0-9]* \(\/[^ ]*\)\/test\/.*/\1/p' /suite.sh | head -1)
 	run syscount env SYSCOUNT_MOVES=0 sh /syscount.sh "$B/bench/bench_create" "$B/lib/libfdrange.so"
+	run families sh /families.sh /fam "$B/lib/libfdrange.so"
 	env -i FDRANGE_STATS=stderr FDRANGE_THRESHOLD=0 LD_PRELOAD="$B/lib/libfdrange.so" \
 		"$B/bench/bench_create" --child=1 --call=eventfd --count=100 2>&1 | grep "placement path" |
 		sed 's/^/FDTEST LIBPATH /'

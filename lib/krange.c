@@ -28,24 +28,47 @@
  * chunks.  So every RECOMPACT-th fd found in place, the range goes back
  * to the owner's lowest chunk (a prctl, at most one per RECOMPACT fds); if
  * that is full, the kernel's lowest free fd comes back and the dup path
- * moves it, as place.c's own recompaction would have tried it.
+ * moves it, as place.c's own recompaction would have tried it.  So a
+ * thread that keeps its lowest chunk full (long-lived fds) pays a move and
+ * a second prctl every RECOMPACT fds.  No back-off: it would delay the
+ * sinking after a burst, which select() programs rely on
+ * (test/prog/fds_sink_back_after_a_burst.c).
  *
  * The kernel uses a range only while every fd below its floor is open, and
  * the floor is FDRANGE_THRESHOLD: a process that closed down to a few fds
  * gets lowest-free numbers again, as on the dup path, with no syscall.
  *
+ * A thread that accepted aims its range at its connections, not at its own
+ * fds (which the dup path moves).  If it goes on creating fds of its own
+ * and accepts no more (it accepted a control connection once, then went to
+ * work), its range follows its own fds again after ACCEPT_IDLE of them had
+ * to be moved (or ACCEPT_IDLE x RECOMPACT were found in place).
+ *
  * The kernel drops the range of a new task (fork, clone) and at exec; a
- * fork child's words are renewed (proc.c), so the two agree.  Like every
- * move, a prctl is made only inside fdr_move_begin(): never in a sandbox.
+ * fork child's words are renewed (proc.c), so the two agree.  A vfork
+ * child (or a clone sharing memory) runs on its parent's thread words: what
+ * it sets there is the child's range, not the parent's.  So the words are a
+ * belief.  When the kernel numbered a thread's fd outside the range the
+ * thread believes it has, the next range is set even if it looks unchanged:
+ * at most one prctl per such fd, none per fd born in the range.  (A vfork
+ * child that dropped its range leaves a belief of none; that one heals
+ * only at the thread's next range change.  The dup path still places every
+ * fd.)  Like every move, a prctl is made only inside fdr_move_begin():
+ * never in a sandbox.
  */
 #include "krange.h"
 #include "geometry.h"
 #include "handoff.h"
 #include "lines.h"
+#include "moves.h"
 #include "owners.h"
 #include "sys.h"
 
 #include <errno.h>
+
+/* Own fds of an accepting thread that had to be moved, with no accept
+ * between, before its range follows its own fds again. */
+#define ACCEPT_IDLE 16
 
 #ifndef PR_SET_FD_RANGE
 #define PR_SET_FD_RANGE 0x46440001
@@ -84,26 +107,38 @@ static unsigned floor_of(unsigned lo, unsigned hi)
 	return f < lo ? f : lo;
 }
 
+/* A range across FD_SETSIZE would have a floor above its start. */
+static unsigned clamp_hi(unsigned lo, unsigned hi)
+{
+	return lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : hi;
+}
+
+/* Is [@lo, @hi) the range the kernel holds for this thread already? */
+static bool holds(const struct fdr_thread *t, unsigned lo, unsigned hi)
+{
+	return !t->range_stale && t->range_lo == lo && t->range_hi == clamp_hi(lo, hi);
+}
+
 static void set(unsigned o, unsigned lo, unsigned hi)
 {
 	struct fdr_thread *t = fdr_self();
 
-	/* A range across FD_SETSIZE would have a floor above its start. */
-	if (lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE)
-		hi = FDR_FD_SETSIZE;
-	if (t->range_lo == lo && t->range_hi == hi)
+	hi = clamp_hi(lo, hi);
+	if (holds(t, lo, hi))
 		return;
 	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor_of(lo, hi)) < 0) {
 		/* Not expected once probed.  The kernel may still hold the
 		 * previous range: drop it, and the dup path goes on alone. */
-		if (t->range_hi)
+		if (t->range_hi || t->range_stale)
 			sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
 		t->range_lo = 0;
 		t->range_hi = 0;
+		t->range_stale = 0;
 		return;
 	}
 	t->range_lo = lo;
 	t->range_hi = hi;
+	t->range_stale = 0;
 	fdr_count32(&fdr_owner(o)->range_sets);
 }
 
@@ -135,11 +170,41 @@ void fdr_krange_drop(void)
 {
 	struct fdr_thread *t = &fdr_t;
 
-	if (!fdr_st.kernel_range || !t->range_hi)
+	if (!fdr_st.kernel_range || (!t->range_hi && !t->range_stale))
 		return;
 	sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
 	t->range_lo = 0;
 	t->range_hi = 0;
+	t->range_stale = 0;
+}
+
+void fdr_krange_missed(int fd)
+{
+	struct fdr_thread *t = fdr_self();
+
+	/* Born in the believed range, the fd proves the belief, and was moved
+	 * for whose it is.  With no range believed, a move is the dup path's
+	 * ordinary work (learning, no prediction): no prctl for it either. */
+	if (t->range_hi && ((unsigned)fd < t->range_lo || (unsigned)fd >= t->range_hi))
+		t->range_stale = 1;
+}
+
+/*
+ * Does the calling thread's range still serve its accepts?  Ticks the
+ * count of own fds since its last accept (the one the caller acts on).  A
+ * signal handler that accepts between the load and the store of the tick
+ * is lost: one tick too many, a reset a little early, then the next aim.
+ */
+static bool still_accepting(void)
+{
+	struct fdr_thread *t = fdr_self();
+
+	if (!t->accepting)
+		return false;
+	if (++t->accepting <= ACCEPT_IDLE + 1)
+		return true;
+	t->accepting = 0;
+	return false;
 }
 
 void fdr_krange_follow(unsigned self, int fd)
@@ -148,7 +213,7 @@ void fdr_krange_follow(unsigned self, int fd)
 	long c = fdr_chunk_of(base, fd);
 
 	/* An accepting thread's range is aimed at its next connection. */
-	if (!fdr_st.kernel_range || c < 0 || fdr_self()->accepting)
+	if (!fdr_st.kernel_range || c < 0 || still_accepting())
 		return;
 	if (fdr_chunk_owner((unsigned)c) == FDR_OWN_LINES + 1) {
 		lo = base + (unsigned)(fd - base) / 8 * 8;
@@ -162,19 +227,24 @@ void fdr_krange_follow(unsigned self, int fd)
 
 void fdr_krange_sink(unsigned self, int fd, unsigned long cap)
 {
-	unsigned low = fdr_owner_next_chunk(self, 0, cap), lo;
+	struct fdr_blk_owner *me = fdr_owner(self);
+	unsigned low, lo;
 	long c = fdr_chunk_of(fdr_st.cfg.base, fd);
 
-	if (!fdr_st.kernel_range || fdr_self()->accepting || low == FDR_NO_CHUNK ||
-	    c < 0 || low >= (unsigned long)c)
+	if (!fdr_st.kernel_range || c < 0 || still_accepting())
+		return;
+	low = fdr_owner_next_chunk(self, 0, cap);
+	if (low == FDR_NO_CHUNK || low >= (unsigned long)c || !fdr_move_begin(me))
 		return;
 	lo = (unsigned)fdr_chunk_lo(fdr_st.cfg.base, low);
 	set(self, lo, lo + FDR_CHUNK_FDS);
+	fdr_move_end(me);
 }
 
 void fdr_krange_aim(unsigned self)
 {
-	unsigned o, lo, hi;
+	struct fdr_blk_owner *me = fdr_owner(self);
+	unsigned o, lo = 0, hi = 0;
 	unsigned long cap;
 
 	if (!fdr_st.kernel_range)
@@ -182,11 +252,13 @@ void fdr_krange_aim(unsigned self)
 	fdr_self()->accepting = 1;
 	o = fdr_handoff_next(self);
 	cap = __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
-	if (o == FDR_NO_OWNER || !dest(o, cap, &lo, &hi)) {
-		/* Nowhere to aim: the kernel's lowest free fd, as without it. */
-		if (fdr_self()->range_hi)
-			set(self, 0, 0);
+	/* Nowhere to aim: no range, so the kernel's lowest free fd, as
+	 * without it. */
+	if (o == FDR_NO_OWNER || !dest(o, cap, &lo, &hi))
+		lo = hi = 0;
+	/* Aimed there already (local model): no bracket, no syscall. */
+	if (holds(fdr_self(), lo, hi) || !fdr_move_begin(me))
 		return;
-	}
 	set(self, lo, hi);
+	fdr_move_end(me);
 }

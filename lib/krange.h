@@ -18,16 +18,25 @@ bool fdr_krange_probe(void) FDR_HIDDEN;
  * thread's range is dropped, while the prctl is still allowed. */
 void fdr_krange_drop(void) FDR_HIDDEN;
 
-/* The calling thread (owner @self) just got fd @fd where its fds go: the
- * kernel's range follows it, with a prctl only when it changes. */
+/* Inside a move (moves.h): the kernel numbered the calling thread's new
+ * fd @fd (its own or accepted) where the dup path had to move it.  If that
+ * is outside the range the thread believes it has, the belief is wrong,
+ * and its next range is set even if it looks unchanged. */
+void fdr_krange_missed(int fd) FDR_HIDDEN;
+
+/* Inside a move: the calling thread (owner @self) just got fd @fd where
+ * its fds go, and the kernel's range follows it, with a prctl only when it
+ * changes. */
 void fdr_krange_follow(unsigned self, int fd) FDR_HIDDEN;
 
 /* Owner @self's fd @fd was found in place: every so often its range goes
- * back to its lowest chunk, so that fd numbers sink after a burst. */
+ * back to its lowest chunk, so that fd numbers sink after a burst.  Makes
+ * its own move bracket, as fdr_krange_aim(). */
 void fdr_krange_sink(unsigned self, int fd, unsigned long cap) FDR_HIDDEN;
 
 /* The calling thread (owner @self) accepted a connection: aim its range at
- * where the next accepted fd is predicted to go. */
+ * where the next accepted fd is predicted to go.  Makes its own move
+ * bracket when it must set the range. */
 void fdr_krange_aim(unsigned self) FDR_HIDDEN;
 
 #endif

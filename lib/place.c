@@ -359,13 +359,8 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		fdr_count(&ow->inplace);
 		/* Where the kernel put it (krange.c): let the range sink, now and then. */
 		if (fdr_st.kernel_range && o == self && origin != FDR_FROM_ACCEPT &&
-		    !(__atomic_load_n(&ow->inplace, __ATOMIC_RELAXED) % RECOMPACT)) {
-			me = fdr_owner(self);
-			if (fdr_move_begin(me)) {
-				fdr_krange_sink(self, fd, cap);
-				fdr_move_end(me);
-			}
-		}
+		    !(__atomic_load_n(&ow->inplace, __ATOMIC_RELAXED) % RECOMPACT))
+			fdr_krange_sink(self, fd, cap);
 		return fd;
 	}
 	me = fdr_owner(self);
@@ -392,9 +387,14 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	/* The copy shares the open file; closing the original changes nothing
 	 * the caller can see except the number. */
 	sys_close(fd);
-	/* The kernel's range follows the thread's fds to where they now go. */
-	if (o == self && origin != FDR_FROM_ACCEPT)
-		fdr_krange_follow(self, (int)nfd);
+	if (fdr_st.kernel_range) {
+		/* The kernel's range did not place it: maybe the range is
+		 * not what this thread believes (krange.c). */
+		fdr_krange_missed(fd);
+		/* It follows the thread's own fds to where they now go. */
+		if (o == self && origin != FDR_FROM_ACCEPT)
+			fdr_krange_follow(self, (int)nfd);
+	}
 	fdr_move_end(me);
 	fdr_count(&ow->placed);
 	return (int)nfd;
@@ -408,15 +408,9 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 static void aim(void)
 {
 	unsigned self = fdr_owner_self();
-	struct fdr_blk_owner *me;
 
-	if (self == FDR_NO_OWNER)
-		return;
-	me = fdr_owner(self);
-	if (fdr_move_begin(me)) {
+	if (self != FDR_NO_OWNER)
 		fdr_krange_aim(self);
-		fdr_move_end(me);
-	}
 }
 
 int fdr_place(int fd, bool cloexec, enum fdr_origin origin)

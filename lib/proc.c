@@ -82,6 +82,7 @@ void fdr_thread_renew(unsigned epoch)
 	/* A new task starts without a kernel range (fork, clone). */
 	t->range_lo = 0;
 	t->range_hi = 0;
+	t->range_stale = 0;
 	t->accepting = 0;
 	__atomic_store_n(&t->epoch, epoch, __ATOMIC_RELAXED);
 }

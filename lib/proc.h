@@ -50,7 +50,8 @@ struct fdr_thread {
 	uint64_t pick;             /* hand-off record of the fd being accepted; 0 none */
 	unsigned lane;             /* roundrobin: lane this thread serves + 1 */
 	unsigned range_lo, range_hi; /* the kernel's range for this thread (krange.c); hi 0: none */
-	unsigned accepting;        /* 1 once it accepted: its range follows the hand-off */
+	unsigned range_stale;      /* 1: the kernel may hold another range than those two */
+	unsigned accepting;        /* 0 none; else 1 + ticks since its last accept (krange.c) */
 	/* Kept when the words are renewed: */
 	unsigned home;             /* the epoch of the process this thread forked */
 	int forking;               /* inside our fork handlers */

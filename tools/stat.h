@@ -253,6 +253,7 @@ struct st_report {
 	double min_purity;
 	double min_client_purity;    /* the same over accepted client sockets only */
 	uint64_t placed, inplace, kept, fallbacks, probes, claims;
+	uint64_t range_sets;      /* PR_SET_FD_RANGE calls, all owners (saturating) */
 	uint64_t fb_why[FDR_FB_NR];
 	uint64_t seen;               /* fds that passed through the wrapped calls, ever */
 	unsigned claimed_chunks;

@@ -422,6 +422,7 @@ int st_analyze(struct st_report *r)
 		r->fallbacks = sat_add(r->fallbacks, ow->fallbacks);
 		r->probes = sat_add(r->probes, o->probes);
 		r->claims = sat_add(r->claims, o->claims);
+		r->range_sets = sat_add(r->range_sets, o->range_sets);
 	}
 	r->seen = sat_add(sat_add(sat_add(r->placed, r->inplace), sat_add(r->kept, r->fallbacks)),
 			  b->hdr.single_kept);

@@ -77,7 +77,7 @@ static const struct blk_metric blk_metrics[] = {
 	M("fdrange_kernel_range", "gauge",
 	  "1: the kernel allocates each thread's fds in its range (PR_SET_FD_RANGE); 0: dup path",
 	  kernel_range),
-	M("fdrange_range_sets_total", "counter", "PR_SET_FD_RANGE calls (range changes)",
+	M("fdrange_range_sets_total", "counter", "PR_SET_FD_RANGE calls",
 	  range_sets),
 	M("fdrange_extra_probes_total", "counter",
 	  "extra F_DUPFD tries when an owner's chunks were full (2 syscalls each)", probes),

@@ -232,9 +232,7 @@ void st_summarize(const struct st_report *r, struct st_summary *s)
 	s->few_seen = r->b->hdr.few_seen;
 	s->threshold = r->b->hdr.threshold;
 	s->kernel_range = r->b->hdr.kernel_range;
-	s->range_sets = 0;
-	for (unsigned k = 0; k < r->nowners; k++)
-		s->range_sets += r->b->owners[r->owners[k].idx].range_sets;
+	s->range_sets = r->range_sets;
 	s->low_shared_client_lines = r->t.low_client_shared;
 	s->untracked = r->b->hdr.untracked;
 	s->accepted = r->b->hdr.accepted;

@@ -251,14 +251,12 @@ static void owners(const struct tctx *t)
 		h->few_seen ? "some" : "none", h->threshold, h->untracked,
 		st_pl(h->untracked, "registration", "registrations"));
 	if (h->kernel_range) {
-		uint64_t sets = 0;
+		uint64_t sets = r->range_sets;
 
-		for (unsigned k = 0; k < r->nowners; k++)
-			sets += r->b->owners[r->owners[k].idx].range_sets;
 		fprintf(out, "path: kernel range (PR_SET_FD_RANGE): the kernel allocates each "
 			"thread's fds in its range, \"inplace\" counts them; %" PRIu64 " range %s, "
 			"\"placed\" the fds moved with F_DUPFD\n", sets,
-			st_pl(sets, "change", "changes"));
+			st_pl(sets, "set (prctl)", "sets (prctl)"));
 	} else {
 		fprintf(out, "path: dup (F_DUPFD and close per placed fd; the kernel has no "
 			"PR_SET_FD_RANGE, or FDRANGE_KERNEL=off)\n");

@@ -132,6 +132,34 @@ static inline bool in_my_range(int fd)
 	return fd >= lo && fd < hi;
 }
 
+/* This thread's kernel fd range {lo, hi, floor} (PR_GET_FD_RANGE, kernel/
+ * patch 0005): false where the kernel has none. */
+static inline bool kernel_fd_range(unsigned kr[3])
+{
+	return syscall(SYS_prctl, 0x46440002, kr, 0, 0, 0) == 0;
+}
+
+/* The library is on its kernel-range path: preloaded, on a kernel with the
+ * fd range, and not told FDRANGE_KERNEL=off. */
+static inline bool kernel_range_path(void)
+{
+	const char *off = getenv("FDRANGE_KERNEL");
+	unsigned kr[3];
+
+	return placed_mode && kernel_fd_range(kr) && !(off && !strcmp(off, "off"));
+}
+
+/* The last line of a test that counts fds born in the kernel range. */
+static inline void report_born(const char *what, bool kernel, int born, int of,
+			       const char *mode)
+{
+	if (kernel)
+		printf("%s: %d of %d born in the kernel range: ok (%s)\n", what, born, of, mode);
+	else
+		printf("%s: ok (%s; kernel range not checked: no PR_SET_FD_RANGE path here)\n",
+		       what, mode);
+}
+
 /* ---- token objects: an fd (pair) that proves which object it reaches ---- */
 
 enum tok_kind { TK_MEMFD, TK_PIPE, TK_EVENTFD, TK_SOCKETPAIR, TK_NKINDS };

@@ -50,7 +50,7 @@ int main(int argc, char **argv)
 	}
 	CHECK((int)syscall(SYS_pipe2, p, 0) == 0, "raw pipe2");
 	/* PR_GET_FD_RANGE: this thread's kernel range, if the kernel has one */
-	if (syscall(SYS_prctl, 0x46440002, kr, 0, 0, 0) == 0 && kr[1])
+	if (kernel_fd_range(kr) && kr[1])
 		CHECK(p[0] >= (int)kr[0] && p[0] < (int)kr[1], "raw pipe at %d, kernel range [%u,%u)",
 		      p[0], kr[0], kr[1]);
 	else
