@@ -110,8 +110,11 @@ else
 fi
 # the lib boot's guest programs (kernel/test.sh builds them the same way)
 for p in tpc_select prefork seccomp_fcntl threads_churn echo_load; do
-	gcc -O2 -Wall -Wextra -Werror -pthread -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2 \
-		-o "$D/$p" "$HERE/../test/families/$p.c" || die "test/families/$p.c does not build"
+	fl=""
+	[ $p = tpc_select ] && fl="-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2"
+	# shellcheck disable=SC2086
+	gcc -O2 -g -Wall -Wextra -Werror -pthread $fl -o "$D/$p" "$HERE/../test/families/$p.c" ||
+		die "test/families/$p.c does not build"
 done
 busybox sh -n "$HERE/guest-families.sh" || die "kernel/guest-families.sh: busybox sh cannot parse it"
 log "compiled the lib boot's family programs"

@@ -50,11 +50,10 @@
  * it sets there is the child's range, not the parent's.  So the words are a
  * belief.  When the kernel numbered a thread's fd outside the range the
  * thread believes it has, the next range is set even if it looks unchanged:
- * at most one prctl per such fd, none per fd born in the range.  (A vfork
- * child that dropped its range leaves a belief of none; that one heals
- * only at the thread's next range change.  The dup path still places every
- * fd.)  Like every move, a prctl is made only inside fdr_move_begin():
- * never in a sandbox.
+ * at most one prctl per such fd, none per fd born in the range.  The drop
+ * before a seccomp filter trusts no belief: it is always made, unless the
+ * library has stopped already.  Like every move, a prctl is made only
+ * inside fdr_move_begin(), or in that drop: never in a sandbox.
  */
 #include "krange.h"
 #include "geometry.h"
@@ -170,7 +169,11 @@ void fdr_krange_drop(void)
 {
 	struct fdr_thread *t = &fdr_t;
 
-	if (!fdr_st.kernel_range || (!t->range_hi && !t->range_stale))
+	/* Whatever the words say (a vfork child may have written them): one
+	 * prctl per filter install.  None once the library has stopped: a
+	 * filter may be in force then (TSYNC) and forbid it; the thread's
+	 * range then stays, as its other threads' ranges do. */
+	if (!fdr_st.kernel_range || __atomic_load_n(&fdr_st.sandboxed, __ATOMIC_SEQ_CST))
 		return;
 	sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
 	t->range_lo = 0;

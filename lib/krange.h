@@ -15,7 +15,8 @@
 bool fdr_krange_probe(void) FDR_HIDDEN;
 
 /* Before the library stops (a seccomp filter is coming): the calling
- * thread's range is dropped, while the prctl is still allowed. */
+ * thread's range is dropped, while the prctl is still allowed; nothing if
+ * the library has stopped already. */
 void fdr_krange_drop(void) FDR_HIDDEN;
 
 /* Inside a move (moves.h): the kernel numbered the calling thread's new

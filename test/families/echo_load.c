@@ -6,9 +6,10 @@
  *   echo_load PORT CONNS ROUNDS READYFILE GOFILE
  *
  * Opens CONNS connections to 127.0.0.1:PORT and echoes one distinct
- * message on each; then creates READYFILE (every connection is up and
- * served: the time to sample the server) and waits, at most 10 s, for
- * GOFILE; then ROUNDS - 1 more rounds, and closes them all.  Prints
+ * message on each; then, if no error so far, creates READYFILE (every
+ * connection is up and served: the time to sample the server) and waits,
+ * at most 10 s, for GOFILE; then ROUNDS - 1 more rounds, and closes them
+ * all.  Prints
  *   echo_load: conns=N rounds=R echoes=E errors=X
  * and exits 0 only if every echo came back intact (X == 0).
  */
@@ -85,7 +86,7 @@ int main(int argc, char **argv)
 		for (int i = 0; i < conns; i++)
 			if (s[i] >= 0)
 				one(s[i], i, r);
-		if (r == 0) {
+		if (r == 0 && !errors) {
 			f = fopen(argv[4], "w");
 			if (!f || fclose(f))
 				errors++;

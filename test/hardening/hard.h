@@ -139,14 +139,22 @@ static inline bool kernel_fd_range(unsigned kr[3])
 	return syscall(SYS_prctl, 0x46440002, kr, 0, 0, 0) == 0;
 }
 
+static inline bool env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, value);
+}
+
 /* The library is on its kernel-range path: preloaded, on a kernel with the
- * fd range, and not told FDRANGE_KERNEL=off. */
+ * fd range, and not told to keep off it (FDRANGE_KERNEL=off, or a policy
+ * that leaves fds where the kernel numbers them: lib/krange.c). */
 static inline bool kernel_range_path(void)
 {
-	const char *off = getenv("FDRANGE_KERNEL");
 	unsigned kr[3];
 
-	return placed_mode && kernel_fd_range(kr) && !(off && !strcmp(off, "off"));
+	return placed_mode && kernel_fd_range(kr) && !env_is("FDRANGE_KERNEL", "off") &&
+	       !env_is("FDRANGE_ACCEPT", "roundrobin") && !env_is("FDRANGE_OPEN", "keep");
 }
 
 /* The last line of a test that counts fds born in the kernel range. */
