@@ -108,14 +108,8 @@ if command -v gcc >/dev/null && [ -f /usr/include/liburing.h ]; then
 else
 	log "liburing-dev not installed: kernel/tests/fdalloc.c not compiled"
 fi
-# the lib boot's guest programs (kernel/test.sh builds them the same way)
-for p in tpc_select prefork seccomp_fcntl threads_churn echo_load; do
-	fl=""
-	[ $p = tpc_select ] && fl="-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2"
-	# shellcheck disable=SC2086
-	gcc -O2 -g -Wall -Wextra -Werror -pthread $fl -o "$D/$p" "$HERE/../test/families/$p.c" ||
-		die "test/families/$p.c does not build"
-done
+# the lib boot's guest programs, built as kernel/test.sh builds them
+sh "$HERE/../test/families/build.sh" "$D/fam" || die "test/families does not build"
 busybox sh -n "$HERE/guest-families.sh" || die "kernel/guest-families.sh: busybox sh cannot parse it"
 log "compiled the lib boot's family programs"
 log "PASS, $(( $(date +%s) - T0 ))s"

@@ -267,17 +267,9 @@ if [ $want_lib = 1 ]; then
 	done
 	cp "$WORK/suite.sh" "$IR/suite.sh"
 	cp "$HERE/../bench/syscount.sh" "$IR/syscount.sh"
-	# the program families (test/families), built as run-all.sh builds
-	# them, with a C client for the select server (no python in the guest)
-	FAM="$HERE/../test/families"
-	mkdir -p "$IR/fam"
-	for p in tpc_select prefork seccomp_fcntl threads_churn echo_load; do
-		fl=""
-		[ $p = tpc_select ] && fl="-U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2"
-		# shellcheck disable=SC2086
-		gcc -O2 -g -Wall -Wextra -Werror -pthread $fl -o "$IR/fam/$p" "$FAM/$p.c" ||
-			die "building test/families/$p.c failed"
-	done
+	# the program families (test/families), with a C client for the
+	# select server (no python in the guest)
+	sh "$HERE/../test/families/build.sh" "$IR/fam" || die "building test/families failed"
 	cp "$HERE/guest-families.sh" "$IR/families.sh"
 fi
 cat > "$IR/init" <<'EOF'

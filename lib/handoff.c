@@ -131,6 +131,16 @@ static void give_up(struct fdr_blk_hdr *h, uint32_t seq)
 	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }
 
+/* The owner the accept numbered @seq by thread @acc goes to.  Fixed
+ * ranges (FDRANGE_WIDTH) leave no room for the pools: until a model fits,
+ * an accepted fd goes to the accepting thread's range. */
+static unsigned owner_for(struct fdr_blk_hdr *h, uint32_t seq, unsigned acc)
+{
+	unsigned pred = predict(h, seq, acc);
+
+	return pred < FDR_OWN_FIRST && fdr_st.cfg.width ? acc : pred;
+}
+
 unsigned fdr_handoff_owner(unsigned acc)
 {
 	struct fdr_blk_hdr *h = fdr_p->hdr;
@@ -141,11 +151,7 @@ unsigned fdr_handoff_owner(unsigned acc)
 	unsigned pred;
 
 	give_up(h, seq);
-	pred = predict(h, seq, acc);
-	/* Fixed ranges (FDRANGE_WIDTH) leave no room for the pools: until a
-	 * model fits, an accepted fd goes to the accepting thread's range. */
-	if (pred < FDR_OWN_FIRST && fdr_st.cfg.width)
-		pred = acc;
+	pred = owner_for(h, seq, acc);
 	__atomic_store_n(&ring[seq % RING], (uint64_t)(seq + 1u) | (uint64_t)(acc + 1) << 32,
 			 __ATOMIC_RELAXED);
 	fdr_self()->pick = FDR_REC_MAKE(seq, pred == FDR_NO_OWNER ? 0 : pred + 1, g);
@@ -157,16 +163,12 @@ unsigned fdr_handoff_owner(unsigned acc)
 unsigned fdr_handoff_next(unsigned acc)
 {
 	struct fdr_blk_hdr *h = fdr_p->hdr;
-	unsigned pred;
 
 	if (!h)
 		return FDR_NO_OWNER;
 	/* The prediction the next accept will make, unless the model changes
 	 * first: nothing recorded, nothing counted. */
-	pred = predict(h, (uint32_t)__atomic_load_n(&h->accepted, __ATOMIC_RELAXED), acc);
-	if (pred < FDR_OWN_FIRST && fdr_st.cfg.width)
-		pred = acc;
-	return pred;
+	return owner_for(h, (uint32_t)__atomic_load_n(&h->accepted, __ATOMIC_RELAXED), acc);
 }
 
 void fdr_handoff_accepted(int fd)

@@ -154,13 +154,29 @@ static int pass_fd(int fd)
 	return got;
 }
 
+/* Submit the prepared request and check the fd its completion installed
+ * (an error result fails the check too). */
+static void uring_check(struct io_uring *ring, const char *what, unsigned lo, unsigned hi)
+{
+	struct io_uring_cqe *cqe;
+	int r;
+
+	io_uring_submit(ring);
+	if (io_uring_wait_cqe(ring, &cqe))
+		return;
+	r = cqe->res;
+	io_uring_cqe_seen(ring, cqe);
+	CHECK(in(r, lo, hi), "io_uring %s gave %d, range [%u,%u)", what, r, lo, hi);
+	if (r >= 0)
+		close(r);
+}
+
 /* io_uring openat and accept into the table (not fixed files). */
 static void uring_paths(unsigned lo, unsigned hi, int lst, int port)
 {
 	struct io_uring ring;
 	struct io_uring_sqe *sqe;
-	struct io_uring_cqe *cqe;
-	int c, r;
+	int c;
 
 	/* The ring's own fd is lowest-free too: set up before the check. */
 	if (io_uring_queue_init(4, &ring, 0)) {
@@ -169,25 +185,11 @@ static void uring_paths(unsigned lo, unsigned hi, int lst, int port)
 	}
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_openat(sqe, AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
-	io_uring_submit(&ring);
-	if (io_uring_wait_cqe(&ring, &cqe) == 0) {
-		r = cqe->res;
-		io_uring_cqe_seen(&ring, cqe);
-		CHECK(in(r, lo, hi), "io_uring openat gave %d, range [%u,%u)", r, lo, hi);
-		if (r >= 0)
-			close(r);
-	}
+	uring_check(&ring, "openat", lo, hi);
 	c = tcp_connect(port);
 	sqe = io_uring_get_sqe(&ring);
 	io_uring_prep_accept(sqe, lst, NULL, NULL, SOCK_CLOEXEC);
-	io_uring_submit(&ring);
-	if (io_uring_wait_cqe(&ring, &cqe) == 0) {
-		r = cqe->res;
-		io_uring_cqe_seen(&ring, cqe);
-		CHECK(in(r, lo, hi), "io_uring accept gave %d, range [%u,%u)", r, lo, hi);
-		if (r >= 0)
-			close(r);
-	}
+	uring_check(&ring, "accept", lo, hi);
 	if (c >= 0)
 		close(c);
 	io_uring_queue_exit(&ring);

@@ -38,20 +38,7 @@ need_family_packages
 logs=$(mktemp -d)
 trap 'rm -rf "$logs"' EXIT
 bin=$logs/bin
-mkdir -p "$bin"
-# The C programs: the select server is fortified on purpose (FD_SET checks
-# its fd against FD_SETSIZE), all are plain -O2 builds of one file each.
-cflags="-O2 -g -Wall -Wextra -Werror -pthread"
-build() {
-	local out=$1 src=$2
-	shift 2
-	# shellcheck disable=SC2086
-	cc $cflags "$@" -o "$bin/$out" "$here/$src" || { echo "cc $src failed" >&2; exit 1; }
-}
-build tpc_select tpc_select.c -U_FORTIFY_SOURCE -D_FORTIFY_SOURCE=2
-build prefork prefork.c
-build seccomp_fcntl seccomp_fcntl.c
-build threads_churn threads_churn.c
+sh "$here/build.sh" "$bin"
 
 start=$(date +%s)
 pass=0 failed=0 skipped=0
