@@ -40,8 +40,11 @@ static inline long env_num(const char *name, long def)
 /* argv[1] is "plain" or "placed", and must match whether the library is
  * loaded: a preload that silently failed would otherwise turn every
  * placement assertion into a no-op. */
+static int test_idle_started;
+
 static void *test_idle_thread(void *arg)
 {
+	__atomic_store_n(&test_idle_started, 1, __ATOMIC_RELEASE);
 	for (;;)
 		pause();
 	return arg;
@@ -69,6 +72,16 @@ static inline void test_mode(int argc, char **argv)
 		      strerror(errno));
 	CHECK(pthread_create(&idle, NULL, test_idle_thread, NULL) == 0, "pthread_create");
 	pthread_detach(idle);
+	/*
+	 * Wait until the thread runs its own code: until then the
+	 * sanitizers' thread start may hold their allocator's lock, and a
+	 * test that forks at once gave a child whose first malloc waited
+	 * for that lock forever (ASan build, CI).
+	 */
+	for (int i = 0; !__atomic_load_n(&test_idle_started, __ATOMIC_ACQUIRE); i++) {
+		CHECK(i < 100000, "the idle thread did not start in 10 s");
+		usleep(100);
+	}
 }
 
 
