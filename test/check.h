@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define CHECK(cond, ...) do { \
 	if (!(cond)) { \
@@ -37,20 +38,61 @@ static inline long env_num(const char *name, long def)
 	return v && *v ? strtol(v, NULL, 10) : def;
 }
 
-/* argv[1] is "plain" or "placed", and must match whether the library is
- * loaded: a preload that silently failed would otherwise turn every
- * placement assertion into a no-op. */
-static int test_idle_started;
+/*
+ * pthread_create(), returning only once the thread runs its own code.
+ * Until then the sanitizers' thread start may hold their allocator's lock,
+ * and a test that forks at once gave a child whose first malloc waited for
+ * that lock forever (ASan build, CI).  0 or the pthread_create error.
+ */
+struct test_thread_start {
+	void *(*fn)(void *);
+	void *arg;
+	int started;
+};
+
+static void *test_thread_trampoline(void *p)
+{
+	struct test_thread_start *s = p;
+	void *(*fn)(void *) = s->fn;
+	void *arg = s->arg;
+
+	/* s lives on the creator's stack: not touched after this store. */
+	__atomic_store_n(&s->started, 1, __ATOMIC_RELEASE);
+	return fn(arg);
+}
+
+static inline int test_thread_start(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+	struct test_thread_start s = { fn, arg, 0 };
+	struct timespec now, end;
+	int r = pthread_create(t, NULL, test_thread_trampoline, &s);
+
+	if (r)
+		return r;
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += 10;
+	while (!__atomic_load_n(&s.started, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		CHECK(now.tv_sec < end.tv_sec ||
+		      (now.tv_sec == end.tv_sec && now.tv_nsec < end.tv_nsec),
+		      "a new thread did not start in 10 s");
+		usleep(100);
+	}
+	return 0;
+}
 
 static void *test_idle_thread(void *arg)
 {
-	__atomic_store_n(&test_idle_started, 1, __ATOMIC_RELEASE);
 	for (;;)
 		pause();
 	return arg;
 }
 
 /*
+ * argv[1] is "plain" or "placed", and must match whether the library is
+ * loaded: a preload that silently failed would otherwise turn every
+ * placement assertion into a no-op.
+ *
  * The library leaves a single-threaded process alone (nothing to
  * separate); the test programs check placement, so like the servers they
  * stand for they are multi-threaded from the start: an idle thread.
@@ -70,18 +112,8 @@ static inline void test_mode(int argc, char **argv)
 	for (long i = env_num("TEST_HOLD", 0); i > 0; i--)
 		CHECK(open("/dev/null", O_RDONLY | O_CLOEXEC) >= 0, "TEST_HOLD: open: %s",
 		      strerror(errno));
-	CHECK(pthread_create(&idle, NULL, test_idle_thread, NULL) == 0, "pthread_create");
+	CHECK(test_thread_start(&idle, test_idle_thread, NULL) == 0, "pthread_create");
 	pthread_detach(idle);
-	/*
-	 * Wait until the thread runs its own code: until then the
-	 * sanitizers' thread start may hold their allocator's lock, and a
-	 * test that forks at once gave a child whose first malloc waited
-	 * for that lock forever (ASan build, CI).
-	 */
-	for (int i = 0; !__atomic_load_n(&test_idle_started, __ATOMIC_ACQUIRE); i++) {
-		CHECK(i < 100000, "the idle thread did not start in 10 s");
-		usleep(100);
-	}
 }
 
 

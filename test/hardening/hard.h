@@ -74,8 +74,8 @@ static inline void hard_init(int argc, char **argv)
 	/* The watchdog must not take the test's signals. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	CHECK(pthread_create(&t, NULL, watchdog,
-			     (void *)(intptr_t)env_num("HARD_DEADLINE", 60)) == 0, "watchdog");
+	CHECK(test_thread_start(&t, watchdog,
+				(void *)(intptr_t)env_num("HARD_DEADLINE", 60)) == 0, "watchdog");
 	pthread_detach(t);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
