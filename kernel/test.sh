@@ -153,7 +153,7 @@ build() {
 	local want
 	for want in CONFIG_SMP=y CONFIG_BLK_DEV_INITRD=y CONFIG_SERIAL_8250_CONSOLE=y \
 		    CONFIG_EPOLL=y CONFIG_EVENTFD=y CONFIG_UNIX=y CONFIG_IO_URING=y \
-		    CONFIG_DEBUG_FS=y "$@"; do
+		    CONFIG_DEBUG_FS=y CONFIG_SECCOMP_FILTER=y "$@"; do
 		grep -qx "$want" "$b/.config" || die "kernel $name: $want did not stick"
 	done
 	log "kernel $name: building (make -j$JOBS, log $b/build.log)"
@@ -183,9 +183,9 @@ for boot in $BOOTS; do
 	esac
 done
 [ $want_patched = 1 ] && build patched "$WORK/patched" CONFIG_FDCACHE=y CONFIG_FD_RANGE=y
-# seccomp and inotify: the library's own tests (the lib boot) use them
+# inotify: the library's own tests (the lib boot) use it
 [ $want_range = 1 ] && build range "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
-	CONFIG_SECCOMP=y CONFIG_SECCOMP_FILTER=y CONFIG_INOTIFY_USER=y
+	CONFIG_INOTIFY_USER=y
 [ $want_unpatched = 1 ] && build unpatched "$WORK/pristine"
 # KASAN needs the full SLUB, which tinyconfig swaps for SLUB_TINY.
 [ $want_debug = 1 ] && build debug "$WORK/patched" CONFIG_FDCACHE=y CONFIG_FD_RANGE=y \
@@ -254,6 +254,11 @@ IR="$WORK/initramfs"
 rm -rf "$IR"; mkdir -p "$IR"/{bin,proc,sys,dev,tmp,tests}
 cp /bin/busybox "$IR/bin/busybox"
 cp "$TB"/fd* "$IR/tests/"
+# NSS from files only, for fdalloc's getaddrinfo() and getpwnam()
+mkdir -p "$IR/etc"
+printf 'passwd: files\ngroup: files\nhosts: files\n' > "$IR/etc/nsswitch.conf"
+printf '127.0.0.1 localhost\n' > "$IR/etc/hosts"
+printf 'root:x:0:0:root:/root:/bin/sh\n' > "$IR/etc/passwd"
 if [ $want_lib = 1 ]; then
 	# at the same paths, every link followed (/lib64 is one on the host)
 	for f in $(cat "$WORK/files") "$(command -v strace)" \
