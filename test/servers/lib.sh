@@ -160,7 +160,8 @@ descendant_by_comm() {
 # to loopback or the wildcard address only (all traffic stays on 127.0.0.1).
 loopback_only() {
 	local inodes
-	inodes=" $(for f in /proc/"$1"/fd/*; do readlink "$f"; done 2>/dev/null |
+	# one find, not a readlink per fd: take_stat runs mid-load
+	inodes=" $(find /proc/"$1"/fd -mindepth 1 -maxdepth 1 -printf '%l\n' 2>/dev/null |
 		sed -n 's/^socket:\[\([0-9]*\)\]$/\1/p' | tr '\n' ' ') "
 	{ ss -Htane; ss -Huane; } | awk -v ino="$inodes" '
 		function ok(a) {
@@ -174,10 +175,13 @@ loopback_only() {
 
 # take_stat PID FILE: fdrange stat while the load runs, plus the /proc
 # cross-check (procfds.py) on the same process, and the loopback check.
+# The two samples come first and back to back: the load may end soon after
+# (a slow loopback check first once left memcached's 4 s load over before
+# procfds looked, and it saw no client).
 take_stat() {
-	loopback_only "$1"
 	"$FDRANGE" stat --no-map --color=never "$1" >"$2" 2>&1 || { cat "$2" >&2; fail "fdrange stat $1 failed"; }
 	python3 "$HERE/procfds.py" "$1" >>"$2" 2>&1 || true
+	loopback_only "$1"
 	# STAT_KEEP=DIR keeps every stat taken, for a look after the run.
 	[ -z "${STAT_KEEP:-}" ] || cp "$2" "$STAT_KEEP/$(basename "$0" .sh)-$1.stat"
 }
@@ -258,6 +262,9 @@ check_placement() {
 	local f=$1 kind=$2 want=${3:-} lib
 	lib=$(field "$f" library)
 	[ "$lib" = yes ] || fail "library=$lib in fdrange stat: the library is not active in the server"
+	# The /proc cross-check is only one if it saw the load's connections.
+	[ "$(pfield "$f" client_sockets)" -ge "$CONNS" ] ||
+		fail "procfds saw $(pfield "$f" client_sockets) of the load's $CONNS client sockets: the sample missed the load"
 	if [ "$kind" = predictable ] || [ "$kind" = burst ]; then
 		[ -z "$want" ] || [ "$R_MODEL" = "$want" ] || fail "model=$R_MODEL, expected $want"
 		case $R_PURITY in

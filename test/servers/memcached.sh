@@ -45,7 +45,6 @@ run_mode() {
 plain_then_lib
 maxfd=$(pfield "$TMP/stat-lib.txt" max_client_fd)
 R_MORE="$R_MORE max_client_fd=$maxfd"
-[ "$(pfield "$TMP/stat-lib.txt" client_sockets)" -ge "$CONNS" ] || fail "fewer than $CONNS client sockets seen in /proc"
 [ "$maxfd" -lt 1024 ] || fail "highest connection fd $maxfd is not below 1024"
 check_placement "$TMP/stat-lib.txt" predictable rotation
 result_line
