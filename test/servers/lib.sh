@@ -259,12 +259,14 @@ read_placement() {
 	grep -E '^(summary|procfds):' "$f"
 }
 check_placement() {
-	local f=$1 kind=$2 want=${3:-} lib
+	local f=$1 kind=$2 want=${3:-} lib seen
 	lib=$(field "$f" library)
 	[ "$lib" = yes ] || fail "library=$lib in fdrange stat: the library is not active in the server"
-	# The /proc cross-check is only one if it saw the load's connections.
-	[ "$(pfield "$f" client_sockets)" -ge "$CONNS" ] ||
-		fail "procfds saw $(pfield "$f" client_sockets) of the load's $CONNS client sockets: the sample missed the load"
+	# The /proc cross-check is only one if it saw the load's connections
+	# (no procfds line at all counts as none seen).
+	seen=$(pfield "$f" client_sockets)
+	[ "${seen:-0}" -ge "$CONNS" ] ||
+		fail "procfds saw ${seen:-no} of the load's $CONNS client sockets: the sample missed the load"
 	if [ "$kind" = predictable ] || [ "$kind" = burst ]; then
 		[ -z "$want" ] || [ "$R_MODEL" = "$want" ] || fail "model=$R_MODEL, expected $want"
 		case $R_PURITY in
