@@ -69,9 +69,9 @@ meson_suite() {
 	meson test -C "$dir" --no-rebuild --print-errorlogs $targs >"$dir/run.log" 2>&1
 	rc=$?
 	grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$dir/run.log" || true
-	# What the failed tests printed (--print-errorlogs put it in run.log).
-	[ $rc = 0 ] || grep -E 'check failed|FAIL:|watchdog|==[0-9]+==|runtime error|Sanitizer' \
-		"$dir/run.log" | head -n 20
+	# What each failed test printed last: a CI log that keeps only the
+	# summary still says why (a FAIL: line alone often does not).
+	[ $rc = 0 ] || python3 tools/ci/failed-tests.py "$dir/meson-logs/testlog.json"
 	grep -E '^(Ok|Fail|Skipped|Timeout):' "$dir/run.log" | tr -s ' ' | tr '\n' ' '
 	echo
 	return $rc
@@ -96,8 +96,8 @@ if [ $quick = 0 ]; then
 fi
 
 for f in $(grep '^FAIL' "$results" | awk '{print $2}'); do
-	echo "=== why $f failed (its last 25 lines)"
-	tail -n 25 "$logs/$f.log"
+	echo "=== why $f failed (its last 40 lines)"
+	tail -n 40 "$logs/$f.log"
 done
 echo "=== summary ($(($(date +%s) - start)) s)"
 cat "$results"

@@ -8,9 +8,8 @@
 # sshd with generated host and user keys listens on 127.0.0.1 (a free
 # port), started as LD_PRELOAD=... /usr/sbin/sshd -D -e -f CONFIG -p PORT;
 # `ssh ... root@127.0.0.1 true` must exit 0, plain and placed.  The
-# machine's own sshd and its configuration are not touched (only
-# /run/sshd, sshd's privilege-separation directory, is created when
-# missing, and removed again).  Root only; exit 77 without openssh-server.
+# machine's own sshd, its configuration and /run are not touched.  Root
+# only; exit 77 without openssh-server.
 # usage: sshd_login_works.sh plain|placed PRELOAD
 set -u
 mode=$1 preload=$2
@@ -29,17 +28,34 @@ esac
 export ASAN_OPTIONS=detect_leaks=0
 tmp=$(mktemp -d)
 chmod 755 "$tmp"
-sshd_pid='' made_run=''
+sshd_pid=''
 # shellcheck disable=SC2317  # called by the trap
 cleanup() {
 	[ -n "$sshd_pid" ] && kill -TERM "$sshd_pid" 2>/dev/null && wait "$sshd_pid" 2>/dev/null
-	[ -n "$made_run" ] && rmdir /run/sshd 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-if [ ! -d /run/sshd ]; then
-	mkdir -m 755 /run/sshd && made_run=1
+# sshd chroots its pre-auth child into /run/sshd, which a machine that
+# never ran sshd lacks.  This test used to create it and remove it at the
+# end, but its plain and placed runs overlap: the first to finish removed
+# the directory under the other's login ("Missing privilege separation
+# directory", a refused login).  So each sshd gets a /run/sshd of its own,
+# on a tmpfs over /run in a private mount namespace; where no namespace can
+# be made, the machine's own /run/sshd is used if there is one.
+# $in_run "$own_run" sh COMMAND...: COMMAND with sshd's /run; every step
+# execs, so a COMMAND started with & has its own pid in $!.
+if unshare -m true 2>/dev/null; then
+	in_run="unshare -m sh -c"
+	# shellcheck disable=SC2016  # "$@" is the inner shell's
+	own_run='mount -t tmpfs -o mode=755 fdrange-sshd-test /run &&
+		mkdir -m 755 /run/sshd && exec "$@"'
+elif [ -d /run/sshd ]; then
+	in_run="sh -c"
+	# shellcheck disable=SC2016
+	own_run='exec "$@"'
+else
+	echo "SKIP: no /run/sshd, and no mount namespace (unshare -m) to make one in"; exit 77
 fi
 ssh-keygen -q -t ed25519 -N '' -f "$tmp/host_key" || exit 1
 ssh-keygen -q -t ed25519 -N '' -f "$tmp/user_key" || exit 1
@@ -63,9 +79,9 @@ UsePAM no
 StrictModes no
 LogLevel VERBOSE
 CONF
-	"$sshd" -t -f "$tmp/sshd_config" -p "$port" || { echo "FAIL: sshd -t rejects the config"; exit 1; }
-	env ${preload:+LD_PRELOAD="$preload"} "$sshd" -D -e -f "$tmp/sshd_config" -p "$port" \
-		2>"$tmp/sshd.log" &
+	$in_run "$own_run" sh "$sshd" -t -f "$tmp/sshd_config" -p "$port" || { echo "FAIL: sshd -t rejects the config"; exit 1; }
+	$in_run "$own_run" sh env ${preload:+LD_PRELOAD="$preload"} \
+		"$sshd" -D -e -f "$tmp/sshd_config" -p "$port" 2>"$tmp/sshd.log" &
 	sshd_pid=$!
 	i=0
 	until grep -q "Server listening on 127.0.0.1 port $port" "$tmp/sshd.log"; do

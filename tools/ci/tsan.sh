@@ -36,7 +36,7 @@ meson test -C "$build" --timeout-multiplier 2 --print-errorlogs $tests \
 grep -E '^(Ok|Fail|Timeout|Skipped):' "$build/tsan-test.log" || tail -n 30 "$build/tsan-test.log"
 # Which tests failed, and what they said, where a cut log still shows it.
 grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$build/tsan-test.log" || true
-grep -E 'check failed|watchdog|exit status|killed by signal' "$build/tsan-test.log" | head -n 20 || true
+[ $status = 0 ] || python3 tools/ci/failed-tests.py "$build/meson-logs/testlog.json" 10
 if grep -q 'WARNING: ThreadSanitizer' "$build/meson-logs/testlog.txt"; then
 	grep -A12 'WARNING: ThreadSanitizer' "$build/meson-logs/testlog.txt" | head -n 80
 	status=1

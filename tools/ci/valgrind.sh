@@ -42,7 +42,7 @@ meson test -C "$build" --wrapper "$vg" --timeout-multiplier 6 --print-errorlogs 
 grep -E '^(Ok|Fail|Timeout|Skipped):' "$build/valgrind-test.log" || tail -n 30 "$build/valgrind-test.log"
 # Which tests failed, and what they said, where a cut log still shows it.
 grep -E '^ *[0-9]+/[0-9]+ .*(FAIL|TIMEOUT|ERROR)' "$build/valgrind-test.log" || true
-grep -E 'check failed|watchdog|exit status|killed by signal' "$build/valgrind-test.log" | head -n 20 || true
+[ $status = 0 ] || python3 tools/ci/failed-tests.py "$build/meson-logs/testlog-valgrind.json" 10
 if grep -qE '==[0-9]+== (Invalid|Conditional|Syscall param|Mismatched|.*definitely lost|.*indirectly lost)' \
 	"$build"/meson-logs/testlog-valgrind.txt; then
 	grep -E -A8 '==[0-9]+== (Invalid|Conditional|Syscall param|Mismatched|.*definitely lost|.*indirectly lost)' \
