@@ -20,8 +20,11 @@ chmod 755 "$TMP"
 GROUPS_STARTED=""
 # What the result line reports; the tests fill them in.
 R_PURITY=- R_LINES=- R_MODEL=- R_ERR_PLAIN=- R_ERR_LIB=- R_MORE=""
-# Load duration in seconds and connection count: short, bounded.
-LOAD_S=${SRV_LOAD_S:-4}
+# Load duration in seconds and connection count: short, bounded.  The
+# samples are taken once every connection is up, plus a 1 s settle; with
+# 4 s, a kernel build running beside the suite once left haproxy's load
+# over before procfds looked.
+LOAD_S=${SRV_LOAD_S:-6}
 CONNS=${SRV_CONNS:-48}
 
 result_line() {
