@@ -34,9 +34,14 @@
  * sinking after a burst, which select() programs rely on
  * (test/prog/fds_sink_back_after_a_burst.c).
  *
- * The kernel uses a range only while every fd below its floor is open, and
- * the floor is FDRANGE_THRESHOLD: a process that closed down to a few fds
- * gets lowest-free numbers again, as on the dup path, with no syscall.
+ * The kernel uses a range only while the process holds FDRANGE_THRESHOLD
+ * fds or more (it counts them, under its own lock): a process that closed
+ * down to a few fds gets lowest-free numbers again, as on the dup path,
+ * with no syscall.  Unlike the dup path, which can only read the count
+ * from the kernel's lowest free number (all fds below the threshold open),
+ * a process that holds many keeps its holes below the threshold: a
+ * connection closed there is not replaced there, between the threads'
+ * ranges, but in its thread's range.
  *
  * A thread that accepted aims its range at its connections, not at its own
  * fds (which the dup path moves).  If it goes on creating fds of its own
@@ -76,7 +81,7 @@
 
 bool fdr_krange_probe(void)
 {
-	unsigned r[3];
+	unsigned r[5];
 
 	/* Under roundrobin or open=keep some fds stay where the kernel numbers
 	 * them; a range would number those too. */
@@ -84,26 +89,34 @@ bool fdr_krange_probe(void)
 	    fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN || fdr_st.cfg.open == FDR_OPEN_KEEP ||
 	    __atomic_load_n(&fdr_st.sandboxed, __ATOMIC_SEQ_CST))
 		return false;
-	/* EINVAL on a kernel without it, or booted with fd_range=off. */
-	return sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 0, 0) == 0;
+	/* EINVAL on a kernel without it, booted with fd_range=off, or of the
+	 * series' first version, which had no min_open (and so no fifth
+	 * value): its floor alone would keep holes below the threshold
+	 * filled. */
+	return sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 5, 0, 0) == 0;
 }
 
 /*
  * The floor of a range [@lo, @hi): the kernel uses the range only while
  * every fd below it is open, so it enforces, with no syscall, the rules the
- * dup path applies to the kernel's lowest-free number: nothing below
- * FDRANGE_THRESHOLD moves, fds 0-2 are never taken from the program (a
- * program that closes stdin and opens /dev/null relies on getting 0), and
- * no fd the kernel would number below FD_SETSIZE is given a number at or
- * above it (select()).
+ * dup path applies to the kernel's lowest-free number whatever the process
+ * holds: fds 0-2 are never taken from the program (a program that closes
+ * stdin and opens /dev/null relies on getting 0), and no fd the kernel
+ * would number below FD_SETSIZE is given a number at or above it
+ * (select()).  The threshold is the range's min_open instead (min_open()).
  */
 static unsigned floor_of(unsigned lo, unsigned hi)
 {
-	unsigned f = fdr_st.cfg.threshold > 3 ? fdr_st.cfg.threshold : 3;
+	unsigned f = hi > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : 3;
 
-	if (hi > FDR_FD_SETSIZE && f < FDR_FD_SETSIZE)
-		f = FDR_FD_SETSIZE;
 	return f < lo ? f : lo;
+}
+
+/* The fds the process must hold before the kernel uses a range: nothing is
+ * placed for a process below FDRANGE_THRESHOLD. */
+static unsigned min_open(void)
+{
+	return fdr_st.cfg.threshold;
 }
 
 /* A range across FD_SETSIZE would have a floor above its start. */
@@ -125,11 +138,11 @@ static void set(unsigned o, unsigned lo, unsigned hi)
 	hi = clamp_hi(lo, hi);
 	if (holds(t, lo, hi))
 		return;
-	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor_of(lo, hi)) < 0) {
+	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor_of(lo, hi), min_open()) < 0) {
 		/* Not expected once probed.  The kernel may still hold the
 		 * previous range: drop it, and the dup path goes on alone. */
 		if (t->range_hi || t->range_stale)
-			sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
+			sys_prctl(PR_SET_FD_RANGE, 0, 0, 0, 0);
 		t->range_lo = 0;
 		t->range_hi = 0;
 		t->range_stale = 0;
@@ -175,7 +188,7 @@ void fdr_krange_drop(void)
 	 * range then stays, as its other threads' ranges do. */
 	if (!fdr_st.kernel_range || __atomic_load_n(&fdr_st.sandboxed, __ATOMIC_SEQ_CST))
 		return;
-	sys_prctl(PR_SET_FD_RANGE, 0, 0, 0);
+	sys_prctl(PR_SET_FD_RANGE, 0, 0, 0, 0);
 	t->range_lo = 0;
 	t->range_hi = 0;
 	t->range_stale = 0;

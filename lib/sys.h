@@ -133,9 +133,10 @@ static inline long sys_openat(int dirfd, const char *path, int flags, unsigned m
 	return SYS_CALL(SYS_openat, dirfd, path, flags, mode);
 }
 
-static inline long sys_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4)
+static inline long sys_prctl(int option, unsigned long a2, unsigned long a3, unsigned long a4,
+			     unsigned long a5)
 {
-	return SYS_CALL(SYS_prctl, option, a2, a3, a4, 0);
+	return SYS_CALL(SYS_prctl, option, a2, a3, a4, a5);
 }
 
 static inline long sys_getpid(void)

@@ -17,7 +17,13 @@
  *    getpwnam() (seen through a seccomp listener on close());
  *  - explicit targets ignore it: F_DUPFD with a minimum, dup2, dup3;
  *  - a full range falls back to the lowest free number, and so does an
- *    allocation while some fd below the range's floor is free;
+ *    allocation while some fd below the range's floor is free, or while
+ *    the table holds fewer fds than the range's min_open; with enough
+ *    held, a hole below the range is left a hole;
+ *  - the kernel's count of the fds a table holds (PR_GET_FD_RANGE's fifth
+ *    value) is exact through every path that opens or closes one: F_DUPFD,
+ *    dup2 to a free and to an open fd, dup3, SCM_RIGHTS, close_range, a
+ *    fork child's copy, unshare, exec's close-on-exec;
  *  - a range past the table's size grows the table, and when the table
  *    cannot grow (fs.nr_open lowered) the lowest free fd comes; past
  *    RLIMIT_NOFILE it is not used;
@@ -93,6 +99,41 @@ static void get_range(unsigned r[3])
 	if (prctl(PR_GET_FD_RANGE, r, 0, 0, 0))
 		r[0] = r[1] = r[2] = ~0u;
 }
+
+/* The fds this thread's table holds as the kernel counts them
+ * (PR_GET_FD_RANGE's fifth value), or -1. */
+static long kernel_open_count(void)
+{
+	unsigned r[5];
+
+	if (prctl(PR_GET_FD_RANGE, r, 5, 0, 0))
+		return -1;
+	return r[4];
+}
+
+/* The same, counted in /proc/thread-self/fd, without the directory's own
+ * fd; -1 if it cannot be read. */
+static long proc_open_count(void)
+{
+	DIR *d = opendir("/proc/thread-self/fd");
+	struct dirent *e;
+	long n = -1;  /* the directory's own fd is listed */
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Called with no other thread running: nothing half-made in the table. */
+#define COUNT_MATCHES(when) do { \
+	long k_ = kernel_open_count(), p_ = proc_open_count(); \
+	CHECK(k_ >= 0 && k_ == p_, "%s: the kernel counts %ld fds, /proc/thread-self/fd lists %ld", \
+	      (when), k_, p_); \
+} while (0)
 
 /* The lowest free fd now, found without allocating one. */
 static int lowest_free(void)
@@ -505,8 +546,13 @@ static void bad_arguments(void)
 	CHECK(set_range(20, 10) == -1 && errno == EINVAL, "lo > hi accepted");
 	CHECK(set_range(0, 1u << 31) == -1 && errno == EINVAL, "hi past nr_open accepted");
 	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 101, 0) == -1 && errno == EINVAL, "floor above lo accepted");
-	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 0, 1) == -1 && errno == EINVAL, "arg5 accepted");
+	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 0, 1ul << 31) == -1 && errno == EINVAL,
+	      "min_open past nr_open accepted");
+	CHECK(prctl(PR_SET_FD_RANGE, 0, 0, 0, 5) == -1 && errno == EINVAL, "min_open without a range accepted");
 	CHECK(prctl(PR_GET_FD_RANGE, NULL, 0, 0, 0) == -1 && errno == EFAULT, "GET to NULL");
+	CHECK(prctl(PR_GET_FD_RANGE, r, 2, 0, 0) == -1 && errno == EINVAL, "GET of 2 values accepted");
+	CHECK(prctl(PR_GET_FD_RANGE, r, 6, 0, 0) == -1 && errno == EINVAL, "GET of 6 values accepted");
+	CHECK(prctl(PR_GET_FD_RANGE, r, 3, 1, 0) == -1 && errno == EINVAL, "GET with arg4 accepted");
 	get_range(r);
 	CHECK(r[0] == 0 && r[1] == 0, "a failed set left [%u,%u)", r[0], r[1]);
 }
@@ -541,6 +587,106 @@ static void floor_keeps_few_fds_low(void)
 	for (int i = 0; i < n; i++)
 		close(held[i]);
 	set_range(0, 0);
+}
+
+/*
+ * min_open: the range is used only while the table holds that many fds, and
+ * then even with holes below it (a connection closed low is not replaced
+ * low); with fewer held, the lowest free fd, the hole first.
+ */
+static void min_open_leaves_holes(void)
+{
+	int held[24], n = 0, fd, hole, want;
+	long open = kernel_open_count();
+	unsigned r[5];
+
+	CHECK(open >= 0, "PR_GET_FD_RANGE of 5 values: %s", strerror(errno));
+	if (open < 0)
+		return;
+	COUNT_MATCHES("before min_open");
+	CHECK(prctl(PR_SET_FD_RANGE, 600, 664, 3, open + 20) == 0, "set with min_open %ld: %s",
+	      open + 20, strerror(errno));
+	memset(r, 0xff, sizeof(r));
+	CHECK(prctl(PR_GET_FD_RANGE, r, 5, 0, 0) == 0 && r[0] == 600 && r[1] == 664 && r[2] == 3 &&
+	      r[3] == open + 20 && r[4] == open, "GET gave [%u,%u) floor %u min_open %u open %u",
+	      r[0], r[1], r[2], r[3], r[4]);
+	/* fewer than min_open held: the lowest free fd */
+	while (n < 20) {
+		want = lowest_free();
+		held[n] = eventfd(0, EFD_CLOEXEC);
+		CHECK(held[n] == want, "holding %ld of %ld: got %d, lowest free %d", open + n, open + 20,
+		      held[n], want);
+		n++;
+	}
+	/* min_open held: the range, and a hole below it stays a hole */
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == 600, "holding min_open (%ld): got %d, want 600", open + 20, fd);
+	hole = held[3];
+	close(hole);
+	held[3] = fd;
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == 601, "holding %ld with fd %d free: got %d, want 601", open + 20, hole, fd);
+	held[n++] = fd;
+	COUNT_MATCHES("min_open held");
+	/* below min_open again: the hole first */
+	close(held[--n]);
+	close(held[3]);
+	held[3] = -1;
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == hole, "holding %ld of %ld: got %d, want the hole %d", open + 19, open + 20, fd, hole);
+	held[3] = fd;
+	for (int i = 0; i < n; i++)
+		close(held[i]);
+	set_range(0, 0);
+	COUNT_MATCHES("after min_open");
+}
+
+static void *count_in_unshared_thread(void *arg)
+{
+	(void)arg;
+	CHECK(unshare(CLONE_FILES) == 0, "unshare: %s", strerror(errno));
+	COUNT_MATCHES("a thread's unshared copy");
+	return NULL;
+}
+
+/* The count the min_open condition reads is exact on every path. */
+static void open_count_is_exact(void)
+{
+	int p[2], got, st;
+	pthread_t t;
+	pid_t pid;
+
+	COUNT_MATCHES("start");
+	CHECK(pipe2(p, O_CLOEXEC) == 0, "pipe: %s", strerror(errno));
+	COUNT_MATCHES("pipe2");
+	CHECK(fcntl(p[0], F_DUPFD_CLOEXEC, 700) == 700, "F_DUPFD 700: %s", strerror(errno));
+	COUNT_MATCHES("F_DUPFD");
+	CHECK(dup2(p[1], 701) == 701, "dup2 to 701: %s", strerror(errno));
+	COUNT_MATCHES("dup2 to a free fd");
+	CHECK(dup2(p[0], 701) == 701, "dup2 over 701: %s", strerror(errno));
+	COUNT_MATCHES("dup2 over an open fd");
+	CHECK(dup3(p[1], 702, O_CLOEXEC) == 702, "dup3 to 702: %s", strerror(errno));
+	COUNT_MATCHES("dup3");
+	got = pass_fd(p[0]);
+	CHECK(got >= 0, "SCM_RIGHTS: nothing received");
+	COUNT_MATCHES("SCM_RIGHTS");
+	CHECK(syscall(SYS_close_range, 700, 702, 0) == 0, "close_range: %s", strerror(errno));
+	COUNT_MATCHES("close_range");
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		failures = 0;
+		COUNT_MATCHES("fork child");
+		_exit(failures ? 1 : 0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st), "fork child's count");
+	pthread_create(&t, NULL, count_in_unshared_thread, NULL);
+	pthread_join(t, NULL);
+	COUNT_MATCHES("after a thread's unshare");
+	close(got);
+	close(p[0]);
+	close(p[1]);
+	COUNT_MATCHES("closed");
 }
 
 static void *thread_start_has_none(void *arg)
@@ -693,6 +839,7 @@ int main(int argc, char **argv)
 		get_range(r);
 		CHECK(r[0] == 0 && r[1] == 0, "exec'd program inherited [%u,%u)", r[0], r[1]);
 		CHECK(fd == want, "exec'd program: got %d, lowest free %d", fd, want);
+		COUNT_MATCHES("exec'd program, close-on-exec fds closed");
 		return failures ? 1 : 0;
 	}
 	if (argc < 2 || (strcmp(argv[1], "on") && strcmp(argv[1], "off"))) {
@@ -717,6 +864,8 @@ int main(int argc, char **argv)
 		no_range_is_lowest_free();
 		full_range_falls_back();
 		floor_keeps_few_fds_low();
+		min_open_leaves_holes();
+		open_count_is_exact();
 		bad_arguments();
 		new_tasks_start_without();
 		threads_race();
