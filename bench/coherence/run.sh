@@ -300,7 +300,9 @@ FDCACHE_BUILD_ONLY=1 FDCACHE_BOOTS="on range unpatched" FDCACHE_WORK=$KWORK nice
 if [ -z "$LIB" ]; then
 	log "building libfdrange from $REPO"
 	[ -f "$REPO/build/build.ninja" ] || nice -n 19 meson setup "$REPO/build" >/dev/null
-	nice -n 19 ninja -C "$REPO/build" lib/libfdrange.so >/dev/null || die "libfdrange build failed"
+	# The whole build: the library's target is its versioned file name
+	# (lib/libfdrange.so.0.1.0), which the unversioned link follows.
+	nice -n 19 ninja -C "$REPO/build" >/dev/null || die "libfdrange build failed"
 	LIB=$REPO/build/lib/libfdrange.so
 fi
 [ -f "$LIB" ] || die "no library at $LIB"

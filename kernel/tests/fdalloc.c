@@ -23,7 +23,8 @@
  *  - the kernel's count of the fds a table holds (PR_GET_FD_RANGE's fifth
  *    value) is exact through every path that opens or closes one: F_DUPFD,
  *    dup2 to a free and to an open fd, dup3, SCM_RIGHTS, close_range, a
- *    fork child's copy, unshare, exec's close-on-exec;
+ *    failed open, a fork child's copy, unshare, close_range(UNSHARE) over
+ *    the highest fds (a shorter copy), exec's close-on-exec;
  *  - a range past the table's size grows the table, and when the table
  *    cannot grow (fs.nr_open lowered) the lowest free fd comes; past
  *    RLIMIT_NOFILE it is not used;
@@ -546,8 +547,8 @@ static void bad_arguments(void)
 	CHECK(set_range(20, 10) == -1 && errno == EINVAL, "lo > hi accepted");
 	CHECK(set_range(0, 1u << 31) == -1 && errno == EINVAL, "hi past nr_open accepted");
 	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 101, 0) == -1 && errno == EINVAL, "floor above lo accepted");
-	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 0, 1ul << 31) == -1 && errno == EINVAL,
-	      "min_open past nr_open accepted");
+	CHECK(prctl(PR_SET_FD_RANGE, 100, 110, 0, 1ul << 32) == -1 && errno == EINVAL,
+	      "min_open past 32 bits accepted");
 	CHECK(prctl(PR_SET_FD_RANGE, 0, 0, 0, 5) == -1 && errno == EINVAL, "min_open without a range accepted");
 	CHECK(prctl(PR_GET_FD_RANGE, NULL, 0, 0, 0) == -1 && errno == EFAULT, "GET to NULL");
 	CHECK(prctl(PR_GET_FD_RANGE, r, 2, 0, 0) == -1 && errno == EINVAL, "GET of 2 values accepted");
@@ -637,6 +638,12 @@ static void min_open_leaves_holes(void)
 	held[3] = fd;
 	for (int i = 0; i < n; i++)
 		close(held[i]);
+	/* a min_open no table can reach: never used, and no error */
+	CHECK(prctl(PR_SET_FD_RANGE, 600, 664, 3, 1ul << 31) == 0, "min_open 2^31: %s", strerror(errno));
+	want = lowest_free();
+	fd = eventfd(0, EFD_CLOEXEC);
+	CHECK(fd == want, "min_open 2^31: got %d, lowest free %d", fd, want);
+	close(fd);
 	set_range(0, 0);
 	COUNT_MATCHES("after min_open");
 }
@@ -646,6 +653,18 @@ static void *count_in_unshared_thread(void *arg)
 	(void)arg;
 	CHECK(unshare(CLONE_FILES) == 0, "unshare: %s", strerror(errno));
 	COUNT_MATCHES("a thread's unshared copy");
+	return NULL;
+}
+
+/* close_range(UNSHARE) over the highest fds: the copy leaves them out
+ * (a shorter table), and must not count them. */
+static void *count_after_close_range_unshare(void *arg)
+{
+	(void)arg;
+	CHECK(syscall(SYS_close_range, 900, ~0u, CLOSE_RANGE_UNSHARE) == 0,
+	      "close_range(900, ~0, UNSHARE): %s", strerror(errno));
+	CHECK(fcntl(900, F_GETFD) < 0 && fcntl(901, F_GETFD) < 0, "900/901 still open in the copy");
+	COUNT_MATCHES("close_range(UNSHARE) over the highest fds");
 	return NULL;
 }
 
@@ -672,6 +691,15 @@ static void open_count_is_exact(void)
 	COUNT_MATCHES("SCM_RIGHTS");
 	CHECK(syscall(SYS_close_range, 700, 702, 0) == 0, "close_range: %s", strerror(errno));
 	COUNT_MATCHES("close_range");
+	CHECK(open("/nonexistent-fdalloc", O_RDONLY | O_CLOEXEC) < 0, "/nonexistent-fdalloc opened");
+	COUNT_MATCHES("a failed open (the fd put back)");
+	CHECK(fcntl(0, F_DUPFD_CLOEXEC, 900) == 900 && fcntl(0, F_DUPFD_CLOEXEC, 901) == 901,
+	      "F_DUPFD 900, 901: %s", strerror(errno));
+	pthread_create(&t, NULL, count_after_close_range_unshare, NULL);
+	pthread_join(t, NULL);
+	close(900);
+	close(901);
+	COUNT_MATCHES("after the close_range(UNSHARE) thread");
 	fflush(NULL);
 	pid = fork();
 	if (pid == 0) {
@@ -747,8 +775,10 @@ static void new_tasks_start_without(void)
 	CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st), "fork child failed");
 	pid = fork();
 	if (pid == 0) {
-		/* the exec'd image checks itself (main, "exec-child") */
+		/* the exec'd image checks itself (main, "exec-child"); one
+		 * close-on-exec fd for exec to close and uncount */
 		set_range(200, 264);
+		CHECK(eventfd(0, EFD_CLOEXEC) >= 0, "eventfd: %s", strerror(errno));
 		execl(self_path, self_path, "exec-child", (char *)NULL);
 		_exit(2);
 	}

@@ -155,9 +155,12 @@ static inline bool env_is(const char *name, const char *value)
  * that leaves fds where the kernel numbers them: lib/krange.c). */
 static inline bool kernel_range_path(void)
 {
-	unsigned kr[3];
+	unsigned kr[5];
 
-	return placed_mode && kernel_fd_range(kr) && !env_is("FDRANGE_KERNEL", "off") &&
+	/* Five values, as the library's own probe asks: a kernel of the
+	 * series' first version (no min_open) leaves it on the dup path. */
+	return placed_mode && syscall(SYS_prctl, 0x46440002, kr, 5, 0, 0) == 0 &&
+	       !env_is("FDRANGE_KERNEL", "off") &&
 	       !env_is("FDRANGE_ACCEPT", "roundrobin") && !env_is("FDRANGE_OPEN", "keep");
 }
 
