@@ -138,7 +138,8 @@ static void set(unsigned o, unsigned lo, unsigned hi)
 	hi = clamp_hi(lo, hi);
 	if (holds(t, lo, hi))
 		return;
-	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, floor_of(lo, hi), min_open()) < 0) {
+	/* [0, 0): no range, which the kernel takes only as all four 0. */
+	if (sys_prctl(PR_SET_FD_RANGE, lo, hi, hi ? floor_of(lo, hi) : 0, hi ? min_open() : 0) < 0) {
 		/* Not expected once probed.  The kernel may still hold the
 		 * previous range: drop it, and the dup path goes on alone. */
 		if (t->range_hi || t->range_stale)

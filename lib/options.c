@@ -51,7 +51,8 @@ const struct fdr_option fdr_options[] = {
 	  "not hold all of fds 0 to N-1 yet, too few fds for a move (2 syscalls, 2 more fd-table "
 	  "writes under file_lock) to pay; 0: move from the first fd; on the kernel-range path "
 	  "the kernel counts instead: ranges are used while the process holds N fds or more, "
-	  "and a hole below N stays free" },
+	  "so a thread's new fds go to its range, if it has one with room, not into a hole "
+	  "below N" },
 	{ "FDRANGE_KERNEL", "kernel", "POLICY", FDR_T_ENUM, OFF(kernel), 0, 0, 0,
 	  NULL, kernel_names, "auto",
 	  "auto: where the kernel has the per-task fd range (the kernel/ series, "
