@@ -23,7 +23,7 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	socklen_t len = sizeof(a);
-	unsigned kr[3] = { 0, 0, 0 };
+	unsigned kr[5] = { 0 };
 	int before, l, c, acc, fds[OWN], born = 0;
 	uint64_t v = 0;
 	bool kernel;

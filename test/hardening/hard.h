@@ -136,11 +136,13 @@ static inline bool in_my_range(int fd)
 	return fd >= lo && fd < hi;
 }
 
-/* This thread's kernel fd range {lo, hi, floor} (PR_GET_FD_RANGE, kernel/
- * patch 0005): false where the kernel has none. */
-static inline bool kernel_fd_range(unsigned kr[3])
+/* This thread's kernel fd range {lo, hi, floor, min_open, open}
+ * (PR_GET_FD_RANGE, kernel/ patch 0005): false where the kernel has none.
+ * Five values, as the library's own probe asks: a kernel of the series'
+ * first version (no min_open) has none for the library either. */
+static inline bool kernel_fd_range(unsigned kr[5])
 {
-	return syscall(SYS_prctl, 0x46440002, kr, 0, 0, 0) == 0;
+	return syscall(SYS_prctl, 0x46440002, kr, 5, 0, 0) == 0;
 }
 
 static inline bool env_is(const char *name, const char *value)
@@ -157,10 +159,7 @@ static inline bool kernel_range_path(void)
 {
 	unsigned kr[5];
 
-	/* Five values, as the library's own probe asks: a kernel of the
-	 * series' first version (no min_open) leaves it on the dup path. */
-	return placed_mode && syscall(SYS_prctl, 0x46440002, kr, 5, 0, 0) == 0 &&
-	       !env_is("FDRANGE_KERNEL", "off") &&
+	return placed_mode && kernel_fd_range(kr) && !env_is("FDRANGE_KERNEL", "off") &&
 	       !env_is("FDRANGE_ACCEPT", "roundrobin") && !env_is("FDRANGE_OPEN", "keep");
 }
 

@@ -19,7 +19,7 @@ int main(int argc, char **argv)
 	socklen_t len = sizeof(a);
 	int before, lowest, raw_l, raw_c, acc, p[2], inside = -1, lo = 0, hi = 0, wrapped[8];
 	char buf[8] = { 0 };
-	unsigned kr[3] = { 0, 0, 0 };
+	unsigned kr[5] = { 0 };
 
 	hard_init(argc, argv);
 	before = count_fds();

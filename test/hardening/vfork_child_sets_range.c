@@ -34,7 +34,7 @@ static __attribute__((noinline)) pid_t vfork_child_creates(void)
 
 int main(int argc, char **argv)
 {
-	unsigned kr[3] = { 0, 0, 0 };
+	unsigned kr[5] = { 0 };
 	int before, fds[256], n = 0, after[AFTER], born = 0, status = 0;
 	bool kernel;
 	pid_t pid;
