@@ -10,8 +10,11 @@ summary.csv, validation.txt and coherence.png (gnuplot) into RESULTS.
   report.py --sweep DIR...     one table over several runs' RESULTS (one
                                connection count and reconnect rate each,
                                as sweep.sh makes them)
+  report.py --per-conn DIR...  the full count split per accepted connection:
+                               struct file, file_lock's line, the fd table
 
-Exit status 1 when a validation fails or an expected window is missing.
+Exit status 1 when a validation fails or an expected window is missing, 2 on
+bad usage.
 """
 import glob
 import os
@@ -28,7 +31,7 @@ MIN_SEPARATION = 50.0
 MIN_OVERLAP = 0.10
 VARIANTS = ["plain", "lib", "lib-all", "lib+fdcache", "lib-all+fdcache", "fdcache", "lib-rr",
             "lib-rr+fdcache", "range", "lib+assist", "lib-all+assist", "lib+assist+fdcache",
-            "lib-all+assist+fdcache"]
+            "lib-all+assist+fdcache", "range-sub"]
 
 
 def kv(text):
@@ -128,11 +131,45 @@ def load_rows(raw):
             status = 1
             continue
         preload = "COH preload active" in log
-        if preload != var.startswith("lib"):
+        # range-sub's preload is the experiment's (guest/subrange.c)
+        if preload != (var.startswith("lib") or var == "range-sub"):
             print(f"{os.path.basename(path)}: preload {'present' if preload else 'absent'} "
                   f"in variant {var}: discarded")
             status = 1
             continue
+        # The plugin finds the fd tables from the embedded one, at fdarray_off
+        # (run.sh's PA_*). If that does not match the kernel's files_struct,
+        # it finds none: file_lock's line gets an fd name, and the tables'
+        # bitmap and fdcache counter lines fall into the unnamed class. The
+        # full count stays right; the class columns do not.
+        locked = max(w["lines"], key=lambda l: l[1].get("lock", 0), default=None)
+        # judged only where the lock moved often (a window with no reconnect
+        # takes it a handful of times, maybe less than some other lock)
+        if locked and locked[1].get("lock", 0) >= 50 and "file_lock" not in locked[0]:
+            print(f"{path}: file_lock's line is named '{locked[0]}': fdarray_off does not "
+                  f"match this kernel's files_struct, so the class columns are wrong")
+            status = 1
+        rc = max(int(w["L"].get("reconnects", 0)), 1)
+        unnamed = w["C"].get("unnamed", {})
+        # struct file lines that lookups and other code each move at least once
+        # per five connections: files both sides of a hand-off use at every
+        # connection (memcached: each worker's eventfd, written by the main
+        # thread, read by the worker), not a connection's own file
+        sf_shared = sum(d["xfer"] for name, d in w["lines"] if name == "struct_file"
+                        and d.get("lookup", 0) > 0.2 * rc and d.get("other", 0) > 0.2 * rc)
+        sf = w["C"].get("struct_file", {})
+        per_conn = {
+            "all": w["S"]["xfer"],
+            "file shared": sf_shared,
+            "file init": sf.get("init", 0),
+            "file rest": sf.get("xfer", 0) - sf_shared - sf.get("init", 0),
+            "other init": unnamed.get("init", 0),
+            # the line the lock functions move most: file_lock's, whatever its name
+            "lock line": locked[1]["xfer"] if locked and locked[1].get("lock", 0) else 0,
+        }
+        per_conn["table rest"] = (sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen"))
+                                  + unnamed.get("xfer", 0) - unnamed.get("init", 0) - per_conn["lock line"])
+        per_conn["unclassed"] = per_conn["all"] - sum(v for k, v in per_conn.items() if k != "all")
         fds = re.search(r"COH server_fds (.*)", log)
         n = int(w["L"]["requests"])
         rows.append({
@@ -157,6 +194,7 @@ def load_rows(raw):
             "conns": int(w["L"].get("conns", 0)), "churn": int(w["L"].get("churn", 0)),
             "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
             "has_classes": bool(w["C"]),
+            "per_conn": {k: v / rc for k, v in per_conn.items()},
         })
 
     return rows, status
@@ -240,10 +278,75 @@ def sweep(dirs):
     return status
 
 
+PER_CONN = ["all", "file shared", "file init", "file rest", "other init", "lock line",
+            "table rest", "unclassed"]
+
+
+def per_conn(dirs):
+    """The full count split per accepted connection (transfers / reconnects),
+    medians over rounds: which part placement can change (the fd table's
+    lines) and which it cannot (docs/coherence.md, "What is left")."""
+    status = 0
+    print("Per accepted connection (transfers in the window / reconnects), medians over")
+    print("rounds. file shared: struct file lines that lookups and other code each move")
+    print("more than once per 5 connections (memcached: the workers' eventfds); file init:")
+    print("initialising struct files; file rest: other struct file transfers; other init:")
+    print("other objects the listed init functions write; lock line: the line the lock")
+    print("functions move most (file_lock's); table rest: the other fd-table lines (fd[],")
+    print("bitmaps, fdcache counters); unclassed: the rest.")
+    print(f"{'conns':>5} {'churn':>5} {'smp':>3} {'variant':<22} {'n':>2}"
+          + "".join(f"{k:>12}" for k in PER_CONN))
+    for d in dirs:
+        raw = os.path.join(d, "raw")
+        valid = load_valid(raw)
+        rs, st = load_rows(raw)
+        status |= st
+        rs = [r for r in rs if valid.get(r["smp"])]
+        if not rs:
+            print(f"{d}: no validated memcached window")
+            status = 1
+        for smp in sorted({r["smp"] for r in rs}):
+            for v in VARIANTS:
+                here = [r for r in rs if r["smp"] == smp and r["variant"] == v]
+                if not here:
+                    continue
+                r0 = here[0]
+                print(f"{r0['conns']:>5} {r0['churn']:>5} {smp:>3} {v:<22} {len(here):>2}"
+                      + "".join(f"{statistics.median([r['per_conn'][k] for r in here]):12.2f}"
+                                for k in PER_CONN))
+    return status
+
+
+def usage(msg=None):
+    if msg:
+        print(f"report.py: {msg}", file=sys.stderr)
+    print(__doc__.split("\n\n")[1], file=sys.stderr if msg else sys.stdout)
+    return 2 if msg else 0
+
+
 def main():
     args = sys.argv[1:]
-    if args and args[0] == "--sweep":
+    if args and args[0] in ("-h", "--help"):
+        return usage()
+    if not args:
+        return usage("no RESULTS folder given")
+    if args[0] == "--micro" and len(args) != 3:
+        return usage("--micro takes FILE NAME")
+    if args[0] in ("--sweep", "--per-conn") and len(args) < 2:
+        return usage(f"{args[0]} takes one or more DIRs")
+    if args[0].startswith("-") and args[0] not in ("--sweep", "--per-conn", "--micro", "--smoke"):
+        return usage(f"unknown option '{args[0]}' (accepted: --smoke, --micro, --sweep, --per-conn, --help)")
+    if args[0] == "--smoke" and len(args) != 2:
+        return usage("--smoke takes RESULTS")
+    if not args[0].startswith("-") and len(args) != 1:
+        return usage("one RESULTS folder; for several, --sweep or --per-conn")
+    for d in args[1:] if args[0] in ("--sweep", "--per-conn") else []:
+        if not os.path.isdir(os.path.join(d, "raw")):
+            return usage(f"'{d}' has no raw/ folder: not a run.sh results folder")
+    if args[0] == "--sweep":
         return sweep(args[1:])
+    if args[0] == "--per-conn":
+        return per_conn(args[1:])
     if args and args[0] == "--micro":
         ok, msg = validate(args[1], args[2])
         print(msg)
@@ -253,6 +356,8 @@ def main():
         args = args[1:]
     res = args[0]
     raw = os.path.join(res, "raw")
+    if not os.path.isdir(raw):
+        return usage(f"'{res}' has no raw/ folder: not a run.sh results folder")
     if smoke:
         ok, msg = validate(os.path.join(raw, "smoke-micro.txt"), "smoke (Debian kernel, -smp 2)")
         print(msg)

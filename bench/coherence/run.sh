@@ -11,8 +11,8 @@
 #   --rounds R         boots per variant and vCPU count (default 3)
 #   --variants "..."   of: plain lib lib-all lib+fdcache lib-all+fdcache fdcache
 #                      lib-rr lib-rr+fdcache range lib+assist lib-all+assist
-#                      lib+assist+fdcache lib-all+assist+fdcache (default:
-#                      the first six)
+#                      lib+assist+fdcache lib-all+assist+fdcache range-sub
+#                      (default: the first six)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib+fdcache: libfdrange on the
 #                      fdcache kernel; fdcache: that kernel alone; lib-rr:
@@ -34,7 +34,10 @@
 #                      lib-all+assist: the library on it, which then takes
 #                      its kernel-range path; lib+assist+fdcache,
 #                      lib-all+assist+fdcache: the library on the fdcache
-#                      kernel, kernel-range path
+#                      kernel, kernel-range path; range-sub: an
+#                      experiment, not libfdrange: guest/subrange.c puts
+#                      each worker's connections in a small range inside
+#                      the embedded 64-fd table, on the range kernel
 #   --lib PATH         libfdrange.so to preload (default: build this tree's)
 #   --requests N       memcached requests per window (default 20000)
 #   --conns N          client connections (default 32; up to ~4000)
@@ -124,6 +127,7 @@ mkdir -p "$GB"
 gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$GB/fdbounce" "$HERE/guest/fdbounce.c"
 gcc -static -O2 -Wall -Wextra -Werror -o "$GB/cohsyms" "$HERE/guest/cohsyms.c"
 gcc -static -O2 -Wall -Wextra -Werror -o "$GB/mcload" "$HERE/guest/mcload.c"
+gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$GB/subrange.so" "$HERE/guest/subrange.c" -ldl
 
 FUNCS=$(grep -v '^#' "$HERE/functions.txt" | awk 'NF == 2')
 
@@ -189,6 +193,7 @@ mc)
 	alloff) FDRANGE_THRESHOLD=0 FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1off) FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	sub) SUB_N=$t LD_PRELOAD=/coh/subrange.so $mc & ;;
 	*) $mc & ;;
 	esac
 	pid=$!
@@ -209,7 +214,7 @@ mc)
 	fi
 	/coh/mcload 11211 "$(arg conns)" "$(arg requests)" "$(arg churn)" "$last" "$pid" \
 		"mc variant=$(arg variant) threads=$t" || echo "COH FAIL mcload"
-	grep -q 'libfdrange' /proc/$pid/maps && echo "COH preload active" || echo "COH preload absent"
+	grep -q 'libfdrange\|subrange' /proc/$pid/maps && echo "COH preload active" || echo "COH preload absent"
 	kill $pid; wait $pid
 	[ -f /tmp/fdrange-report ] && sed 's/^/COH REPORT /' /tmp/fdrange-report
 	;;
@@ -335,14 +340,19 @@ KCACHE=$KWORK/build-patched/arch/x86/boot/bzImage
 KRANGE=$KWORK/build-range/arch/x86/boot/bzImage
 # files_struct layout of 6.12 x86_64 without lock debugging (include/linux/
 # fdtable.h): file_lock is cache-line aligned at 128, fd_array follows the
-# three one-word bitmaps at 160; with CONFIG_FDCACHE the embedded table's
-# one generation counter (a cache line) follows fd_array (160 + 64*8 = 672
-# -> 704), and every allocated struct fdtable points at its own counters
-# (one line per 64 fds) from offset 56, after its rcu_head.
+# three one-word bitmaps at 160. CONFIG_FD_RANGE (the range and the patched
+# kernel) adds open_fd_count after next_fd, which moves the bitmaps and
+# fd_array by 8 (168: file_lock's line holds fds 0-2, then 3-10, 11-18...).
+# With CONFIG_FDCACHE the embedded table's one generation counter (a cache
+# line) follows fd_array (168 + 64*8 = 680 -> 704), and every allocated
+# struct fdtable points at its own counters (one line per 64 fds) from
+# offset 56, after its rcu_head. report.py fails a window whose file_lock
+# line is not named as such (an offset that does not match the kernel).
 PA_PLAIN="syms=$WORK/syms-unpatched,fdarray_off=160"
-PA_CACHE="syms=$WORK/syms-patched,fdarray_off=160,gen_off=704,gen_n=1,fdt_gen_off=56"
-# the range kernel has no fdcache: files_struct as in plain 6.12
-PA_RANGE="syms=$WORK/syms-range,fdarray_off=160"
+PA_CACHE="syms=$WORK/syms-patched,fdarray_off=168,gen_off=704,gen_n=1,fdt_gen_off=56"
+# the range kernel has no fdcache: files_struct as in plain 6.12, plus
+# open_fd_count
+PA_RANGE="syms=$WORK/syms-range,fdarray_off=168"
 
 mkinitrd "$WORK/ir-full" "$WORK/ir-full.cpio.gz" memcached
 : > "$OUT/validation.txt"
@@ -378,6 +388,7 @@ for smp in $SMPS; do
 			range) k=$KRANGE pa=$PA_RANGE pre=0 ;;
 			lib+assist) k=$KRANGE pa=$PA_RANGE pre=1 ;;
 			lib-all+assist) k=$KRANGE pa=$PA_RANGE pre=all ;;
+			range-sub) k=$KRANGE pa=$PA_RANGE pre=sub ;;
 			lib+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
 			lib-all+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=all ;;
 			*) die "unknown variant $v" ;;

@@ -36,10 +36,11 @@
  *
  * Line names. fd_install(fd, file) stores file at fdt->fd[fd]; the plugin
  * reads fd (%rdi) at its entry and learns each table's fd[] base from that
- * store (base = address - 8*fd). A base 32 bytes into a line is the
- * fd_array embedded in files_struct (offset fdarray_off, 160 on 6.12
- * x86_64), which gives the files_struct itself; its lines are then named by
- * offset (and fdcache_gen[] at gen_off for the fdcache kernel). The fdcache
+ * store (base = address - 8*fd). A base fdarray_off % 64 bytes into a line
+ * is the fd_array embedded in files_struct (offset fdarray_off: 160 on 6.12
+ * x86_64, 168 with the series' CONFIG_FD_RANGE), which gives the
+ * files_struct itself; its lines are then named by offset (and
+ * fdcache_gen[] at gen_off for the fdcache kernel). The fdcache
  * kernel allocates one generation counter line per 64 fds with each
  * struct fdtable; with fdt_gen_off the plugin reads that pointer from the
  * table and names those lines Tn.fdcache_gen[k] (fds 64k..64k+63). Tables
