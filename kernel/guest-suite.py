@@ -43,7 +43,8 @@ def main():
         var = "env_" + re.sub(r"\W", "_", base)
         if mode == "plain":
             # fails without the library too: the guest lacks what it needs
-            on_fail = "%s=1; echo \"FDTEST ENV lib:%s fails without the library here\"" % (var, name)
+            on_fail = ("%s=1; echo \"FDTEST ENV lib:%s fails without the library here:\"; "
+                       "tail -3 /tmp/out | sed 's/^/FDTEST ENV   /'" % (var, name))
         else:
             on_fail = "tail -5 /tmp/out; fails=$((fails + 1))"
         run = ("cd %s; env -i PATH=/bin:/usr/bin HOME=/tmp %s timeout %d %s >/tmp/out 2>&1; rc=$?"
