@@ -151,7 +151,7 @@ def load_rows(raw):
             status = 1
         rc = max(int(w["L"].get("reconnects", 0)), 1)
         unnamed = w["C"].get("unnamed", {})
-        # struct file lines that lookups and other code each move at least once
+        # struct file lines that lookups and other code each move more than once
         # per five connections: files both sides of a hand-off use at every
         # connection (memcached: each worker's eventfd, written by the main
         # thread, read by the worker), not a connection's own file
@@ -169,6 +169,8 @@ def load_rows(raw):
         }
         per_conn["table rest"] = (sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen"))
                                   + unnamed.get("xfer", 0) - unnamed.get("init", 0) - per_conn["lock line"])
+        # 0 while the plugin's classes are the four above: it shows a class
+        # added to the plugin and not to this split
         per_conn["unclassed"] = per_conn["all"] - sum(v for k, v in per_conn.items() if k != "all")
         fds = re.search(r"COH server_fds (.*)", log)
         n = int(w["L"]["requests"])
@@ -194,7 +196,9 @@ def load_rows(raw):
             "conns": int(w["L"].get("conns", 0)), "churn": int(w["L"].get("churn", 0)),
             "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
             "has_classes": bool(w["C"]),
-            "per_conn": {k: v / rc for k, v in per_conn.items()},
+            # none without a reconnect in the window: nothing to divide by
+            "per_conn": ({k: v / rc for k, v in per_conn.items()}
+                         if int(w["L"].get("reconnects", 0)) else None),
         })
 
     return rows, status
@@ -293,7 +297,8 @@ def per_conn(dirs):
     print("initialising struct files; file rest: other struct file transfers; other init:")
     print("other objects the listed init functions write; lock line: the line the lock")
     print("functions move most (file_lock's); table rest: the other fd-table lines (fd[],")
-    print("bitmaps, fdcache counters); unclassed: the rest.")
+    print("bitmaps, fdcache counters) and every non-init transfer on lines the plugin")
+    print("cannot name; unclassed: a class the plugin has and this split does not (0).")
     print(f"{'conns':>5} {'churn':>5} {'smp':>3} {'variant':<22} {'n':>2}"
           + "".join(f"{k:>12}" for k in PER_CONN))
     for d in dirs:
@@ -301,6 +306,10 @@ def per_conn(dirs):
         valid = load_valid(raw)
         rs, st = load_rows(raw)
         status |= st
+        for smp in sorted({r["smp"] for r in rs}):
+            if not valid.get(smp):
+                print(f"{d}: -smp {smp} not reported, its validation failed or is missing")
+                status = 1
         rs = [r for r in rs if valid.get(r["smp"])]
         if not rs:
             print(f"{d}: no validated memcached window")
@@ -311,9 +320,12 @@ def per_conn(dirs):
                 if not here:
                     continue
                 r0 = here[0]
-                print(f"{r0['conns']:>5} {r0['churn']:>5} {smp:>3} {v:<22} {len(here):>2}"
-                      + "".join(f"{statistics.median([r['per_conn'][k] for r in here]):12.2f}"
-                                for k in PER_CONN))
+                head = f"{r0['conns']:>5} {r0['churn']:>5} {smp:>3} {v:<22} {len(here):>2}"
+                if any(r["per_conn"] is None for r in here):
+                    print(head + "  no reconnect in the window: nothing per connection")
+                    continue
+                print(head + "".join(f"{statistics.median([r['per_conn'][k] for r in here]):12.2f}"
+                                     for k in PER_CONN))
     return status
 
 
@@ -340,13 +352,16 @@ def main():
         return usage("--smoke takes RESULTS")
     if not args[0].startswith("-") and len(args) != 1:
         return usage("one RESULTS folder; for several, --sweep or --per-conn")
-    for d in args[1:] if args[0] in ("--sweep", "--per-conn") else []:
-        if not os.path.isdir(os.path.join(d, "raw")):
-            return usage(f"'{d}' has no raw/ folder: not a run.sh results folder")
-    if args[0] == "--sweep":
-        return sweep(args[1:])
-    if args[0] == "--per-conn":
-        return per_conn(args[1:])
+    if args[0] in ("--sweep", "--per-conn"):
+        # a point whose run.sh died before its first boot has no raw/: the
+        # other points are still worth a table
+        dirs = [d for d in args[1:] if os.path.isdir(os.path.join(d, "raw"))]
+        for d in sorted(set(args[1:]) - set(dirs)):
+            print(f"{d}: no raw/ folder (not a run.sh results folder, or its run failed early): left out")
+        if not dirs:
+            return 1
+        st = sweep(dirs) if args[0] == "--sweep" else per_conn(dirs)
+        return st | (len(dirs) != len(args[1:]))
     if args and args[0] == "--micro":
         ok, msg = validate(args[1], args[2])
         print(msg)

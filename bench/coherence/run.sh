@@ -346,8 +346,8 @@ KRANGE=$KWORK/build-range/arch/x86/boot/bzImage
 # With CONFIG_FDCACHE the embedded table's one generation counter (a cache
 # line) follows fd_array (168 + 64*8 = 680 -> 704), and every allocated
 # struct fdtable points at its own counters (one line per 64 fds) from
-# offset 56, after its rcu_head. report.py fails a window whose file_lock
-# line is not named as such (an offset that does not match the kernel).
+# offset 56, after its rcu_head. report.py exits 1 naming each window whose
+# file_lock line is not named as such (an offset that does not match).
 PA_PLAIN="syms=$WORK/syms-unpatched,fdarray_off=160"
 PA_CACHE="syms=$WORK/syms-patched,fdarray_off=168,gen_off=704,gen_n=1,fdt_gen_off=56"
 # the range kernel has no fdcache: files_struct as in plain 6.12, plus

@@ -51,11 +51,23 @@ int main(int argc, char **argv)
 		close(p[1]);
 		/* To EOF, not one read: a cat that sends with sendfile() (busybox)
 		 * makes one more call after the data, which a pipe already
-		 * closed here answers with SIGPIPE. */
+		 * closed here answers with SIGPIPE.  Past the buffer, the rest is
+		 * read and counted, not kept. */
 		n = 0;
-		for (ssize_t r; (size_t)n < sizeof(got) - 1 &&
-				(r = read(p[0], got + n, sizeof(got) - 1 - (size_t)n)) > 0;)
+		for (;;) {
+			char sink[64];
+			size_t cap = sizeof(got) - 1;  /* got stays NUL-terminated */
+			size_t kept = (size_t)n < cap ? (size_t)n : cap;
+			ssize_t r = kept < cap ? read(p[0], got + kept, cap - kept) :
+						 read(p[0], sink, sizeof(sink));
+
+			if (r < 0 && errno == EINTR)
+				continue;
+			CHECK(r >= 0, "read from cat: %s", strerror(errno));
+			if (!r)
+				break;
 			n += r;
+		}
 		close(p[0]);
 		CHECK(waitpid(pid, &st, 0) == pid, "waitpid");
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "cat status %#x", st);
