@@ -111,6 +111,37 @@ def line_key(name, d):
     return "?(" + "+".join(cats) + ")"
 
 
+def split_per_conn(w, locked, reconnects):
+    """Window @w's full count split into report.py --per-conn's classes, per
+    accepted connection; None without a reconnect (nothing to divide by).
+    @locked: the line the lock functions move most (file_lock's), or None."""
+    if not reconnects:
+        return None
+    unnamed = w["C"].get("unnamed", {})
+    sf = w["C"].get("struct_file", {})
+    # struct file lines that lookups and other code each move more than once
+    # per five connections: files both sides of a hand-off use at every
+    # connection (memcached: each worker's eventfd, written by the main
+    # thread, read by the worker), not a connection's own file
+    sf_shared = sum(d["xfer"] for name, d in w["lines"] if name == "struct_file"
+                    and d.get("lookup", 0) > 0.2 * reconnects and d.get("other", 0) > 0.2 * reconnects)
+    lock_line = locked[1]["xfer"] if locked else 0
+    split = {
+        "all": w["S"]["xfer"],
+        "file shared": sf_shared,
+        "file init": sf.get("init", 0),
+        "file rest": sf.get("xfer", 0) - sf_shared - sf.get("init", 0),
+        "other init": unnamed.get("init", 0),
+        "lock line": lock_line,
+        "table rest": (sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen"))
+                       + unnamed.get("xfer", 0) - unnamed.get("init", 0) - lock_line),
+    }
+    # 0 while the plugin's classes are the four above: it shows a class
+    # added to the plugin and not to this split
+    split["unclassed"] = split["all"] - sum(v for k, v in split.items() if k != "all")
+    return {k: v / reconnects for k, v in split.items()}
+
+
 def load_rows(raw):
     """The memcached windows of one run: (rows, status)."""
     status = 0
@@ -143,40 +174,20 @@ def load_rows(raw):
         # bitmap and fdcache counter lines fall into the unnamed class. The
         # full count stays right; the class columns do not.
         locked = max(w["lines"], key=lambda l: l[1].get("lock", 0), default=None)
+        if locked and not locked[1].get("lock", 0):
+            locked = None
         # judged only where the lock moved often (a window with no reconnect
         # takes it a handful of times, maybe less than some other lock)
-        if locked and locked[1].get("lock", 0) >= 50 and "file_lock" not in locked[0]:
+        if locked and locked[1]["lock"] >= 50 and "file_lock" not in locked[0]:
             print(f"{path}: file_lock's line is named '{locked[0]}': fdarray_off does not "
                   f"match this kernel's files_struct, so the class columns are wrong")
             status = 1
-        rc = max(int(w["L"].get("reconnects", 0)), 1)
-        unnamed = w["C"].get("unnamed", {})
-        # struct file lines that lookups and other code each move more than once
-        # per five connections: files both sides of a hand-off use at every
-        # connection (memcached: each worker's eventfd, written by the main
-        # thread, read by the worker), not a connection's own file
-        sf_shared = sum(d["xfer"] for name, d in w["lines"] if name == "struct_file"
-                        and d.get("lookup", 0) > 0.2 * rc and d.get("other", 0) > 0.2 * rc)
-        sf = w["C"].get("struct_file", {})
-        per_conn = {
-            "all": w["S"]["xfer"],
-            "file shared": sf_shared,
-            "file init": sf.get("init", 0),
-            "file rest": sf.get("xfer", 0) - sf_shared - sf.get("init", 0),
-            "other init": unnamed.get("init", 0),
-            # the line the lock functions move most: file_lock's, whatever its name
-            "lock line": locked[1]["xfer"] if locked and locked[1].get("lock", 0) else 0,
-        }
-        per_conn["table rest"] = (sum(w["C"].get(c, {}).get("xfer", 0) for c in ("fdtable", "fdcache_gen"))
-                                  + unnamed.get("xfer", 0) - unnamed.get("init", 0) - per_conn["lock line"])
-        # 0 while the plugin's classes are the four above: it shows a class
-        # added to the plugin and not to this split
-        per_conn["unclassed"] = per_conn["all"] - sum(v for k, v in per_conn.items() if k != "all")
+        reconnects = int(w["L"].get("reconnects", 0))
         fds = re.search(r"COH server_fds (.*)", log)
         n = int(w["L"]["requests"])
         rows.append({
             "smp": smp, "round": rnd, "variant": var, "requests": n,
-            "reconnects": int(w["L"].get("reconnects", 0)),
+            "reconnects": reconnects,
             "lookup_xfer": w["S"]["lookup_xfer"], "lookup_hitm": w["S"]["lookup_hitm"],
             "xfer": w["S"]["xfer"], "hitm": w["S"]["hitm"],
             "accesses": w["S"]["accesses"], "switches": w["S"]["switches"],
@@ -196,9 +207,7 @@ def load_rows(raw):
             "conns": int(w["L"].get("conns", 0)), "churn": int(w["L"].get("churn", 0)),
             "unnamed_lookup": w["C"].get("unnamed", {}).get("lookup", 0),
             "has_classes": bool(w["C"]),
-            # none without a reconnect in the window: nothing to divide by
-            "per_conn": ({k: v / rc for k, v in per_conn.items()}
-                         if int(w["L"].get("reconnects", 0)) else None),
+            "per_conn": split_per_conn(w, locked, reconnects),
         })
 
     return rows, status
@@ -213,6 +222,19 @@ def load_valid(raw):
     return valid
 
 
+def validated_rows(d):
+    """Run folder @d's memcached windows whose vCPU count passed validation:
+    (rows, status), saying which vCPU counts are left out and why."""
+    raw = os.path.join(d, "raw")
+    valid = load_valid(raw)
+    rs, status = load_rows(raw)
+    for smp in sorted({r["smp"] for r in rs}):
+        if not valid.get(smp):
+            print(f"{d}: -smp {smp} not reported, its validation failed or is missing")
+            status = 1
+    return [r for r in rs if valid.get(r["smp"])], status
+
+
 def sweep(dirs):
     """One table over runs of different connection counts and reconnect
     rates: the full count beside the fd-table lookups, each relative to
@@ -220,15 +242,9 @@ def sweep(dirs):
     accepted connection."""
     rows, status = [], 0
     for d in dirs:
-        raw = os.path.join(d, "raw")
-        valid = load_valid(raw)
-        rs, st = load_rows(raw)
+        rs, st = validated_rows(d)
         status |= st
-        for smp in sorted({r["smp"] for r in rs}):
-            if not valid.get(smp):
-                print(f"{d}: -smp {smp} not reported, its validation failed or is missing")
-                status = 1
-        rows += [dict(r, run=d) for r in rs if valid.get(r["smp"])]
+        rows += [dict(r, run=d) for r in rs]
     if not rows:
         print("sweep: no validated memcached window")
         return 1
@@ -302,15 +318,8 @@ def per_conn(dirs):
     print(f"{'conns':>5} {'churn':>5} {'smp':>3} {'variant':<22} {'n':>2}"
           + "".join(f"{k:>12}" for k in PER_CONN))
     for d in dirs:
-        raw = os.path.join(d, "raw")
-        valid = load_valid(raw)
-        rs, st = load_rows(raw)
+        rs, st = validated_rows(d)
         status |= st
-        for smp in sorted({r["smp"] for r in rs}):
-            if not valid.get(smp):
-                print(f"{d}: -smp {smp} not reported, its validation failed or is missing")
-                status = 1
-        rs = [r for r in rs if valid.get(r["smp"])]
         if not rs:
             print(f"{d}: no validated memcached window")
             status = 1
@@ -362,11 +371,11 @@ def main():
             return 1
         st = sweep(dirs) if args[0] == "--sweep" else per_conn(dirs)
         return st | (len(dirs) != len(args[1:]))
-    if args and args[0] == "--micro":
+    if args[0] == "--micro":
         ok, msg = validate(args[1], args[2])
         print(msg)
         return 0 if ok else 1
-    smoke = args and args[0] == "--smoke"
+    smoke = args[0] == "--smoke"
     if smoke:
         args = args[1:]
     res = args[0]
