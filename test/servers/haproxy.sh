@@ -9,7 +9,9 @@
 # condition fd >= global.maxsock", exit 139).
 #   MQ=on  (default tune.listener.multi-queue): the accepting thread hands
 #          the connection to the less loaded of two rotating threads, which
-#          cannot be predicted: the library must say model=unpredictable;
+#          cannot be predicted: the library must say model=unpredictable
+#          (or settle on a model after the burst's last accept, with no
+#          client placed on it: see check_placement);
 #   MQ=off: the accepting thread serves: min_purity >= 95 and no 8-fd line
 #          shared by client sockets of two threads.
 # Usage: haproxy.sh LIB FDRANGE on|off LIMIT
