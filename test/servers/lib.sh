@@ -287,7 +287,7 @@ check_placement() {
 		# A model settled on a burst that no later accept used is right
 		# too: haproxy's multi-queue hands each connection to the less
 		# loaded of two rotating threads, and over a burst into equally
-		# loaded threads that can be a rotation (once in ~30 CI runs).
+		# loaded threads that can be a rotation (once in CI; 0 of 14 runs here).
 		# What it must not do is place a client on the guess.
 		local checked
 		case $R_MODEL in
