@@ -11,6 +11,13 @@
 /* May a chunk whose fds end just below @end be claimed now? */
 bool fdr_bound_allows(unsigned long end) FDR_HIDDEN;
 
+/*
+ * A placement the back-off left untried (place.c) after the bound stopped
+ * one: it stands for the refused claim it would have made, so the next
+ * count comes after as many fds as without the back-off.
+ */
+void fdr_bound_skipped(void) FDR_HIDDEN;
+
 /* A new block: nothing counted yet. */
 void fdr_bound_reset(void) FDR_HIDDEN;
 

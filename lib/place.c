@@ -10,7 +10,8 @@
  * another owner's chunk it is closed and the next candidate tried.  In the
  * steady state that is one try: 2 syscalls per created fd (F_DUPFD and the
  * close of the original), none on any other path.  Extra tries happen only
- * when the owner's chunks are full, and are counted (probes).
+ * when the owner's chunks are full, and are counted (probes); after a try
+ * that found no room at all, the owner's next few fds get none (backoff).
  *
  * A thread's first fds go to one 8-fd line of its own (lines.c); it gets
  * chunks only once it fills that line.  Every move respects the do-no-harm
@@ -257,6 +258,68 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap, unsign
 	return -ENOSPC;
 }
 
+/*
+ * No room for owner @o: its chunks are full and no chunk can be claimed
+ * (the do-no-harm bound, or a fixed width).  The next tries would most
+ * likely fail too, each a probe: an F_DUPFD and a close, 2 more
+ * allocations that write the bitmap and slot lines every thread shares,
+ * until the owner's own fds close or the bound rises.  A process that
+ * holds about FD_SETSIZE fds keeps hitting the bound (memcached at 1000
+ * connections: 1228 of 4515 accepts, after 2100 probes).  So after such a
+ * fallback this thread leaves the next 1 fd for @o where the kernel put
+ * it without a try, after the next failure 2, then 4, up to
+ * FDR_BACKOFF_MAX; they count as the same fallback.  It ends at an fd of
+ * @o found in place or placed, and is not applied where the try could go
+ * further than the failed one could: a higher cap (an fd the select()
+ * rule did not hold below 1024, a raised limit) or a higher bound.  The
+ * slots are this thread's (direct-mapped: with more owners than slots
+ * one owner's failure may cut another's back-off short, which costs a
+ * try); the skipped fds are still counted in the shared block.
+ */
+static struct fdr_backoff *backoff_of(unsigned o)
+{
+	return &fdr_t.backoff[o % FDR_BACKOFF_SLOTS];
+}
+
+/* Skip this placement for @o, capped at @cap?  If so, *@why is the
+ * fallback it counts as. */
+static bool backing_off(unsigned o, unsigned long cap, unsigned *why)
+{
+	struct fdr_backoff *b = backoff_of(o);
+	/* One load: a signal handler's skip in between costs a skip, never
+	 * a wrap to 255. */
+	unsigned left = b->left;
+
+	if (b->owner != o + 1 || !left || left > FDR_BACKOFF_MAX || cap > b->cap ||
+	    __atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED) > b->top)
+		return false;
+	b->left = (uint8_t)(left - 1);
+	*why = b->why;
+	return true;
+}
+
+static void backoff_failed(unsigned o, unsigned long cap, unsigned why)
+{
+	struct fdr_backoff *b = backoff_of(o);
+	unsigned step = b->owner == o + 1 ? b->step : 0;
+
+	step = !step ? 1 : step >= FDR_BACKOFF_MAX / 2 ? FDR_BACKOFF_MAX : step * 2;
+	b->owner = (uint16_t)(o + 1);
+	b->step = (uint8_t)step;
+	b->why = (uint8_t)why;
+	b->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
+	b->top = (uint32_t)__atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED);
+	b->left = (uint8_t)step;
+}
+
+static void backoff_end(unsigned o)
+{
+	struct fdr_backoff *b = backoff_of(o);
+
+	if (b->owner == o + 1)
+		b->owner = 0;
+}
+
 /* Is @fd already where owner @o's fds go? */
 static bool in_place(int fd, unsigned o, unsigned long cap)
 {
@@ -320,10 +383,11 @@ static void few(struct fdr_blk_hdr *h)
 /* The rule itself, once the process is known to have threads and a block. */
 static int move(int fd, bool cloexec, enum fdr_origin origin)
 {
-	unsigned self = fdr_owner_self(), o;
+	unsigned self = fdr_owner_self(), o, target;
 	struct fdr_blk_owner *me, *ow;
 	unsigned long cap;
 	bool bounded = false;
+	unsigned why;
 	long nfd;
 
 	if (self == FDR_NO_OWNER)
@@ -357,10 +421,17 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	cap = fdr_bound_cap(fd, __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED));
 	if (in_place(fd, o, cap)) {
 		fdr_count(&ow->inplace);
+		backoff_end(o);
 		/* Where the kernel put it (krange.c): let the range sink, now and then. */
 		if (fdr_st.kernel_range && o == self && origin != FDR_FROM_ACCEPT &&
 		    !(__atomic_load_n(&ow->inplace, __ATOMIC_RELAXED) % RECOMPACT))
 			fdr_krange_sink(self, fd, cap);
+		return fd;
+	}
+	if (backing_off(o, cap, &why)) {
+		fdr_count(&ow->fallback[why]);
+		if (why == FDR_FB_BOUND)
+			fdr_bound_skipped();
 		return fd;
 	}
 	me = fdr_owner(self);
@@ -372,6 +443,7 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	}
 	if (fdr_st.cfg.threshold)
 		fdr_pregrow_late(fd);
+	target = o;
 	nfd = place(fd, cloexec, &o, cap, &bounded);
 	ow = fdr_owner(o);
 	if (nfd < 0) {
@@ -379,11 +451,14 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		/* F_DUPFD: EINVAL for lo >= limit, EMFILE for no free fd below it.
 		 * No room where the bound (or FD_SETSIZE) stopped us: "bound". */
 		bounded |= nfd == -ENOSPC && cap < __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED);
-		fdr_count(&ow->fallback[nfd == -ENOSPC ? (bounded ? FDR_FB_BOUND : FDR_FB_FULL) :
-					nfd == -EINVAL || nfd == -EMFILE ? FDR_FB_LIMIT :
-					FDR_FB_OTHER]);
+		why = nfd == -ENOSPC ? (bounded ? FDR_FB_BOUND : FDR_FB_FULL) :
+		      nfd == -EINVAL || nfd == -EMFILE ? FDR_FB_LIMIT : FDR_FB_OTHER;
+		fdr_count(&ow->fallback[why]);
+		if (nfd == -ENOSPC)
+			backoff_failed(target, cap, why);
 		return fd;
 	}
+	backoff_end(target);
 	/* The copy shares the open file; closing the original changes nothing
 	 * the caller can see except the number. */
 	sys_close(fd);

@@ -84,6 +84,9 @@ void fdr_thread_renew(unsigned epoch)
 	t->range_hi = 0;
 	t->range_stale = 0;
 	t->accepting = 0;
+	/* Owner indices are the new process's own. */
+	for (unsigned i = 0; i < FDR_BACKOFF_SLOTS; i++)
+		t->backoff[i].owner = 0;
 	__atomic_store_n(&t->epoch, epoch, __ATOMIC_RELAXED);
 }
 

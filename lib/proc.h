@@ -43,6 +43,9 @@ struct fdr_proc {
 extern struct fdr_proc *fdr_p FDR_HIDDEN;
 
 /* The words of one thread, valid for the process epoch they carry. */
+#define FDR_BACKOFF_SLOTS 16u
+#define FDR_BACKOFF_MAX 16u
+
 struct fdr_thread {
 	unsigned epoch;            /* fdr_p->epoch these words belong to; 0 none */
 	unsigned owner;            /* 0 none yet; 1 being assigned; else owner index + 2 */
@@ -52,6 +55,16 @@ struct fdr_thread {
 	unsigned range_lo, range_hi; /* the kernel's range for this thread (krange.c); hi 0: none */
 	unsigned range_stale;      /* 1: the kernel may hold another range than those two */
 	unsigned accepting;        /* 0 none; else 1 + ticks since its last accept (krange.c) */
+	/* Owners this thread found no room for lately (place.c): not tried
+	 * again for a while.  Direct-mapped by owner index. */
+	struct fdr_backoff {
+		uint16_t owner;    /* owner index + 1; 0 empty */
+		uint8_t left;      /* placements still to skip */
+		uint8_t step;      /* the last skip length: 1, 2, 4 .. FDR_BACKOFF_MAX */
+		uint8_t why;       /* the fallback the skipped fds count as */
+		uint32_t cap;      /* the failed try's cap: a higher one may find room */
+		uint32_t top;      /* the bound then (bound_top): a higher one may too */
+	} backoff[FDR_BACKOFF_SLOTS];
 	/* Kept when the words are renewed: */
 	unsigned home;             /* the epoch of the process this thread forked */
 	int forking;               /* inside our fork handlers */

@@ -233,4 +233,18 @@ static inline long range_of(const struct geom *g, int fd)
 	return (fd - g->base) / g->width;
 }
 
+/* The library's report (fdrange_report()) into @buf, NUL-terminated. */
+static inline void read_report(char *buf, size_t size)
+{
+	int (*report)(int) = (int (*)(int))dlsym(RTLD_DEFAULT, "fdrange_report");
+	int mfd = memfd_create("report", MFD_CLOEXEC);
+	ssize_t n;
+
+	CHECK(report && mfd >= 0 && report(mfd) == 0, "fdrange_report");
+	n = pread(mfd, buf, size - 1, 0);
+	close(mfd);
+	CHECK(n > 0, "empty report");
+	buf[n] = 0;
+}
+
 #endif
