@@ -28,7 +28,7 @@ fdrange_version test/check.h
 fdrange_active test/prog/passthrough_is_lowest_free.c
 fdrange_thread_range test/prog/threads_get_disjoint_ranges.c
 fdrange_range_of_fd test/prog/handoff_is_learned.c
-fdrange_report test/prog/handoff_is_learned.c"
+fdrange_report test/prog/common.h"
 
 fail=0
 while read -r name; do
