@@ -53,8 +53,10 @@ void fdr_bound_reset(void)
  * connection moves here and back to the thread that serves it (memcached
  * at 2000 connections in the coherence model: one count inside the window
  * moved 1585 connections' struct file lines twice each; docs/coherence.md,
- * "1000 and 2000 connections").  So stat first; size 0 (an older kernel)
- * or an error: count the entries.
+ * "1000 and 2000 connections").  So stat first, and count the entries
+ * only where stat gives no usable size: an error (statx refused by a
+ * sandbox, or missing), no STATX_SIZE in the answer, size 0 (kernels
+ * before 6.2), or a size past 2^31 that no fd count can be.
  */
 static long count_open(void)
 {
