@@ -56,7 +56,8 @@ void fdr_bound_reset(void)
  * "1000 and 2000 connections").  So stat first, and count the entries
  * only where stat gives no usable size: an error (statx refused by a
  * sandbox, or missing), no STATX_SIZE in the answer, size 0 (kernels
- * before 6.2), or a size past 2^31 that no fd count can be.
+ * before 6.2), or a size of 2^31 or more, which no fd count can be; and
+ * always where the headers lack statx.
  */
 static long count_open(void)
 {
