@@ -73,18 +73,19 @@ FDR_EXPORT int fdrange_thread_range(int *lo, int *hi)
 FDR_EXPORT int fdrange_range_of_fd(int fd)
 {
 	long c;
-	unsigned o;
+	uint32_t id;
 
 	if (!fdr_ready())
 		return -ENODEV;
 	if (!__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE))
 		return -ENOENT;
 	c = fdr_chunk_of(fdr_st.cfg.base, fd);
-	o = c < 0 ? 0 : fdr_chunk_owner((unsigned)c);
+	id = c < 0 ? 0 : fdr_chunk_owner((unsigned)c);
 	/* A line of the lines pool is its holder's. */
-	if (o == FDR_OWN_LINES + 1)
-		o = fdr_line_owner((unsigned)(fd - (int)fdr_st.cfg.base) / 8);
-	return o > FDR_OWN_FIRST ? (int)(o - 1 - FDR_OWN_FIRST) : -ENOENT;
+	if (id == fdr_owner_id(FDR_OWN_LINES))
+		id = fdr_line_owner((unsigned)(fd - (int)fdr_st.cfg.base) / 8);
+	return id >= fdr_owner_id(FDR_OWN_FIRST) ? (int)(fdr_owner_index(id) - FDR_OWN_FIRST) :
+	       -ENOENT;
 }
 
 FDR_EXPORT int fdrange_report(int fd)

@@ -47,6 +47,21 @@
 #define FDR_OWN_FIRST     3u
 #define FDR_LINES_PER_CHUNK 8u    /* FDR_CHUNK / 8: one kernel fd[] cache line each */
 
+/*
+ * Where a table names an owner (the chunk and line tables, an accept's
+ * predicted owner in its record), it holds the owner's id, its index + 1,
+ * so that 0 is none.  fdr_owner_index() of a nonzero id only.
+ */
+static inline uint32_t fdr_owner_id(unsigned o)
+{
+	return (uint32_t)o + 1u;
+}
+
+static inline unsigned fdr_owner_index(uint32_t id)
+{
+	return id - 1u;
+}
+
 /* fdr_blk_owner.kind */
 enum fdr_owner_kind {
 	FDR_KIND_FREE,            /* unused record */
@@ -211,6 +226,40 @@ struct fdr_blk_hdr {
 };
 
 _Static_assert(sizeof(struct fdr_blk_hdr) <= FDR_BLK_HDR_SIZE, "header too big");
+
+/*
+ * Where the tables of a block with @owners owner records, @nchunks chunks
+ * and @nrecs fd records lie: after the header the owner records, the
+ * chunk table, the lines table (FDR_LINES_PER_CHUNK entries per chunk),
+ * then from the next page on the records.  The library lays out its blocks
+ * so (blockmap.c), and the tests build theirs with it (test/stat/);
+ * `fdrange stat` takes the offsets from the header and checks them.
+ */
+#define FDR_BLK_OWNERS_OFF ((uint64_t)FDR_BLK_HDR_SIZE)
+#define FDR_BLK_CHUNKS_OFF(owners) (FDR_BLK_OWNERS_OFF + (uint64_t)(owners) * FDR_OWNER_SIZE)
+#define FDR_BLK_LINES_OFF(owners, nchunks) \
+	(FDR_BLK_CHUNKS_OFF(owners) + (uint64_t)(nchunks) * sizeof(uint32_t))
+#define FDR_BLK_RECS_OFF(owners, nchunks) \
+	((FDR_BLK_LINES_OFF(owners, nchunks) + \
+	  (uint64_t)(nchunks) * FDR_LINES_PER_CHUNK * sizeof(uint32_t) + 4095u) & ~(uint64_t)4095u)
+#define FDR_BLK_SIZE(owners, nchunks, nrecs) \
+	(FDR_BLK_RECS_OFF(owners, nchunks) + (uint64_t)(nrecs) * sizeof(uint64_t))
+
+/* That layout in header @h (offsets, counts, the owner record size); the
+ * block's size in bytes. */
+static inline uint64_t fdr_blk_layout(struct fdr_blk_hdr *h, uint32_t owners, uint32_t nchunks,
+				      uint64_t nrecs)
+{
+	h->owners_off = FDR_BLK_OWNERS_OFF;
+	h->owner_size = FDR_OWNER_SIZE;
+	h->max_owners = owners;
+	h->chunks_off = FDR_BLK_CHUNKS_OFF(owners);
+	h->nchunks = nchunks;
+	h->lines_off = FDR_BLK_LINES_OFF(owners, nchunks);
+	h->recs_off = FDR_BLK_RECS_OFF(owners, nchunks);
+	h->nrecs = nrecs;
+	return FDR_BLK_SIZE(owners, nchunks, nrecs);
+}
 
 /*
  * One record per fd number, one 64-bit word so that one store updates it.

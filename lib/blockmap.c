@@ -24,10 +24,11 @@
  * seccomp filter has none: making it would take syscalls (sandbox.c).
  */
 #include "blockmap.h"
-#include "bound.h"
+#include "cpu_relax.h"
 #include "handoff.h"
 #include "owners.h"
 #include "geometry.h"
+#include "pstate.h"
 #include "strbuf.h"
 #include "sys.h"
 
@@ -97,17 +98,23 @@ void fdr_block_geometry(void)
 				 __ATOMIC_RELAXED);
 }
 
+/* The chunk table's entries for this process's settings: every chunk
+ * below fs.nr_open, whatever the limit later becomes. */
+static unsigned block_nchunks(void)
+{
+	return fdr_geom_nchunks(fdr_st.cfg.base, fdr_geom_cap(fdr_st.nr_open, fdr_st.nr_open));
+}
+
+/* One record per fd number below fs.nr_open, up to FDR_BLK_MAX_FD. */
+static uint64_t block_nrecs(void)
+{
+	return fdr_st.nr_open < FDR_BLK_MAX_FD ? fdr_st.nr_open : FDR_BLK_MAX_FD;
+}
+
 /* Layout, settings and geometry of a new block at @h of @size bytes. */
 static void fill(struct fdr_blk_hdr *h, size_t size, uint32_t flags)
 {
 	const struct fdr_config *cfg = &fdr_st.cfg;
-	unsigned nchunks = fdr_geom_nchunks(cfg->base, fdr_geom_cap(fdr_st.nr_open, fdr_st.nr_open));
-	uint64_t nrecs = fdr_st.nr_open < FDR_BLK_MAX_FD ? fdr_st.nr_open : FDR_BLK_MAX_FD;
-	size_t owners_off = FDR_BLK_HDR_SIZE;
-	size_t chunks_off = owners_off + (size_t)FDR_MAX_OWNERS * sizeof(struct fdr_blk_owner);
-	size_t lines_off = chunks_off + (size_t)nchunks * sizeof(uint32_t);
-	size_t recs_off = (lines_off + (size_t)nchunks * FDR_LINES_PER_CHUNK * sizeof(uint32_t) +
-			   4095) & ~(size_t)4095;
 	struct strbuf sb;
 
 	__builtin_memcpy(h->magic, FDR_BLK_MAGIC, 8);
@@ -125,17 +132,10 @@ static void fill(struct fdr_blk_hdr *h, size_t size, uint32_t flags)
 	h->base = cfg->base;
 	h->chunk = FDR_CHUNK;
 	h->fixed_width = cfg->width;
-	h->nchunks = nchunks;
 	h->limit = __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED);
 	h->nr_open = fdr_st.nr_open;
 	h->policy = cfg->accept;
-	h->owners_off = owners_off;
-	h->owner_size = sizeof(struct fdr_blk_owner);
-	h->max_owners = FDR_MAX_OWNERS;
-	h->chunks_off = chunks_off;
-	h->lines_off = lines_off;
-	h->recs_off = recs_off;
-	h->nrecs = nrecs;
+	fdr_blk_layout(h, FDR_MAX_OWNERS, block_nchunks(), block_nrecs());
 	h->bound_top = FDR_FD_SETSIZE;
 	h->threshold = cfg->threshold;
 	/* A fork child's block too: the child goes on with the parent's path. */
@@ -145,14 +145,7 @@ static void fill(struct fdr_blk_hdr *h, size_t size, uint32_t flags)
 /* Bytes of a block for this process's settings (fill()'s layout). */
 static size_t block_size(void)
 {
-	unsigned nchunks = fdr_geom_nchunks(fdr_st.cfg.base,
-					    fdr_geom_cap(fdr_st.nr_open, fdr_st.nr_open));
-	uint64_t nrecs = fdr_st.nr_open < FDR_BLK_MAX_FD ? fdr_st.nr_open : FDR_BLK_MAX_FD;
-	size_t recs_off = (FDR_BLK_HDR_SIZE + (size_t)FDR_MAX_OWNERS * sizeof(struct fdr_blk_owner) +
-			   (size_t)nchunks * (1 + FDR_LINES_PER_CHUNK) * sizeof(uint32_t) + 4095) &
-			  ~(size_t)4095;
-
-	return recs_off + nrecs * sizeof(uint64_t);
+	return (size_t)FDR_BLK_SIZE(FDR_MAX_OWNERS, block_nchunks(), block_nrecs());
 }
 
 /*
@@ -163,7 +156,7 @@ static size_t block_size(void)
 static void start(struct fdr_blk_hdr *h)
 {
 	fdr_proc_point_at(h);
-	fdr_bound_reset();
+	fdr_pstate_reset();
 	fdr_owners_setup(h);
 	fdr_handoff_setup(h);
 	fdr_proc_publish(h);
@@ -189,23 +182,12 @@ int fdr_block_create(void)
  * ftruncate, mmap).  Waiting for it, bounded, places this thread's fd
  * too; passing it through would leave the child's first fds of all but
  * one thread at kernel numbers.
- */
-/*
+ *
  * One spin of a wait: a pause hint, so that the 2^20 spins last tens of
  * milliseconds (a scheduler tick or more) rather than one: on a machine
  * with fewer CPUs than spinning threads the maker may be waiting for a CPU
  * the spinners hold.  No syscall (a filter may forbid sched_yield).
  */
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield" ::: "memory");
-#endif
-	__asm__ volatile("" ::: "memory");
-}
-
 static bool wait_for_block(struct fdr_proc *p)
 {
 	/* A signal handler that interrupted this thread making it. */
@@ -217,7 +199,7 @@ static bool wait_for_block(struct fdr_proc *p)
 		/* Made between the two loads: published before FDR_MADE. */
 		if (__atomic_load_n(&p->making, __ATOMIC_ACQUIRE) != FDR_MAKING)
 			return __atomic_load_n(&p->hdr, __ATOMIC_ACQUIRE) != NULL;
-		cpu_relax();
+		fdr_cpu_relax();
 	}
 	return false;
 }

@@ -28,32 +28,22 @@
  */
 #include "bound.h"
 #include "proc.h"
+#include "pstate.h"
 #include "sys.h"
 
 #include <dirent.h>
 #include <sys/stat.h>
 
-static int counting;            /* one count at a time; others fall back meanwhile */
-static bool last_helped = true; /* the last count raised the bound */
-static unsigned long refused;   /* claims refused since the last count */
-
-void fdr_bound_reset(void)
-{
-	__atomic_store_n(&fdr_st.bound_top, FDR_FD_SETSIZE, __ATOMIC_RELAXED);
-	__atomic_store_n(&last_helped, true, __ATOMIC_RELAXED);
-	__atomic_store_n(&refused, 0, __ATOMIC_RELAXED);
-	counting = 0;
-}
+/* Where the counting stands is fdr_ps.bound (pstate.h). */
 
 /*
  * The fds this process has open now, or -errno.  Since Linux 6.2 the size
  * of /proc/PID/fd is that count: the weight of the open_fds bitmap, read
  * under RCU.  Reading the directory instead takes and drops a reference
  * on every open file from this thread, so the refcount line of every
- * connection moves here and back to the thread that serves it (memcached
- * at 2000 connections in the coherence model: one count inside the window
- * moved 1585 connections' struct file lines twice each; docs/coherence.md,
- * "1000 and 2000 connections").  So stat first, and count the entries
+ * connection moves here and back to the thread that serves it (what that
+ * cost memcached in the coherence model:
+ * docs/results/2026-12-05-coherence-open-fd-count.md).  So stat first, and count the entries
  * only where stat gives no usable size: an error (statx refused by a
  * sandbox, or missing), no STATX_SIZE in the answer, size 0 (kernels
  * before 6.2), or a size of 2^31 or more, which no fd count can be; and
@@ -96,14 +86,14 @@ static bool recount(unsigned long end)
 	long n;
 	bool ok;
 
-	if (__atomic_exchange_n(&counting, 1, __ATOMIC_ACQUIRE))
+	if (__atomic_exchange_n(&fdr_ps.bound.counting, 1, __ATOMIC_ACQUIRE))
 		return false;
-	if (!__atomic_load_n(&last_helped, __ATOMIC_RELAXED) &&
-	    __atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED) < prev / 64 + 1) {
-		__atomic_store_n(&counting, 0, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&fdr_ps.bound.last_helped, __ATOMIC_RELAXED) &&
+	    __atomic_add_fetch(&fdr_ps.bound.refused, 1, __ATOMIC_RELAXED) < prev / 64 + 1) {
+		__atomic_store_n(&fdr_ps.bound.counting, 0, __ATOMIC_RELEASE);
 		return false;
 	}
-	__atomic_store_n(&refused, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&fdr_ps.bound.refused, 0, __ATOMIC_RELAXED);
 	n = count_open();
 	if (n >= 0) {
 		unsigned long want = 2 * (unsigned long)n + 64;
@@ -112,7 +102,7 @@ static bool recount(unsigned long end)
 			want = FDR_FD_SETSIZE;
 		/* Progress only if it raised the bound by an eighth: a bound
 		 * crept up fd by fd would be counted for at every claim. */
-		__atomic_store_n(&last_helped, want >= top + top / 8, __ATOMIC_RELAXED);
+		__atomic_store_n(&fdr_ps.bound.last_helped, want >= top + top / 8, __ATOMIC_RELAXED);
 		top = want;
 		__atomic_store_n(&fdr_st.bound_top, top, __ATOMIC_RELAXED);
 		if (h) {
@@ -121,17 +111,17 @@ static bool recount(unsigned long end)
 			fdr_count(&h->counts);
 		}
 	} else {
-		__atomic_store_n(&last_helped, false, __ATOMIC_RELAXED);
+		__atomic_store_n(&fdr_ps.bound.last_helped, false, __ATOMIC_RELAXED);
 	}
 	ok = end <= top;
-	__atomic_store_n(&counting, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&fdr_ps.bound.counting, 0, __ATOMIC_RELEASE);
 	return ok;
 }
 
 void fdr_bound_skipped(void)
 {
-	if (!__atomic_load_n(&last_helped, __ATOMIC_RELAXED))
-		__atomic_add_fetch(&refused, 1, __ATOMIC_RELAXED);
+	if (!__atomic_load_n(&fdr_ps.bound.last_helped, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&fdr_ps.bound.refused, 1, __ATOMIC_RELAXED);
 }
 
 bool fdr_bound_allows(unsigned long end)

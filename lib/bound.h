@@ -18,9 +18,6 @@ bool fdr_bound_allows(unsigned long end) FDR_HIDDEN;
  */
 void fdr_bound_skipped(void) FDR_HIDDEN;
 
-/* A new block: nothing counted yet. */
-void fdr_bound_reset(void) FDR_HIDDEN;
-
 /*
  * The highest fd (+1) a move of the kernel's fd @fd may go to, given the
  * chunk cap @cap: a number select() can hold stays one it can hold.

@@ -39,19 +39,12 @@
  */
 #include "handoff.h"
 #include "owners.h"
+#include "pstate.h"
 
-#define RING 64u
+/* The learner's own words are fdr_ps.learner (pstate.h). */
+#define RING FDR_HANDOFF_RING
 #define WINDOW 32u
 #define GIVE_UP 64u
-
-/* seq + 1 (bits 0..31) | acceptor owner + 1 (32..47) | server owner + 1 (48..63) */
-static uint64_t ring[RING];
-static int busy;                /* the learner's try-lock */
-static unsigned gen;            /* model generation, bumped on every change */
-static unsigned long rot_off;   /* rotation position of seq k: (k + rot_off) % L */
-static uint32_t window;         /* the last WINDOW checks, 1 = miss */
-static unsigned waited;         /* evaluations that found a rotation incomplete */
-static bool stale;              /* a predicted thread is gone */
 
 #define E_SEQ(e)  ((uint32_t)(e))
 #define E_ACC(e)  ((unsigned)((e) >> 32) & 0xffffu)
@@ -59,14 +52,6 @@ static bool stale;              /* a predicted thread is gone */
 
 void fdr_handoff_setup(struct fdr_blk_hdr *h)
 {
-	busy = 0;
-	gen = 0;
-	rot_off = 0;
-	window = 0;
-	waited = 0;
-	stale = false;
-	for (unsigned i = 0; i < RING; i++)
-		ring[i] = 0;
 	h->model = FDR_MODEL_NONE;
 	if (fdr_st.cfg.accept != FDR_ACCEPT_ROUNDROBIN)
 		return;
@@ -91,13 +76,14 @@ static unsigned predict(struct fdr_blk_hdr *h, uint32_t seq, unsigned acc)
 		len = __atomic_load_n(&h->rot_len, __ATOMIC_RELAXED);
 		if (!len || len > FDR_ROT_MAX)
 			return FDR_OWN_SPARSE;
-		o = __atomic_load_n(&h->rot_owner[(seq + __atomic_load_n(&rot_off, __ATOMIC_RELAXED)) %
-						  len], __ATOMIC_RELAXED);
+		o = __atomic_load_n(&h->rot_owner[(seq + __atomic_load_n(&fdr_ps.learner.rot_off,
+									 __ATOMIC_RELAXED)) % len],
+				    __ATOMIC_RELAXED);
 		if (o >= FDR_MAX_OWNERS)
 			return FDR_OWN_SPARSE;
 		len = __atomic_load_n(&fdr_owner(o)->kind, __ATOMIC_RELAXED);
 		if (len != FDR_KIND_THREAD && len != FDR_KIND_LANE) {
-			__atomic_store_n(&stale, true, __ATOMIC_RELAXED);
+			__atomic_store_n(&fdr_ps.learner.stale, true, __ATOMIC_RELAXED);
 			return FDR_OWN_SPARSE;
 		}
 		return o;
@@ -123,12 +109,12 @@ static void give_up(struct fdr_blk_hdr *h, uint32_t seq)
 	if ((m != FDR_MODEL_NONE && m != FDR_MODEL_LEARNING) || seq < GIVE_UP ||
 	    fdr_st.cfg.accept != FDR_ACCEPT_AUTO ||
 	    __atomic_load_n(&h->observed, __ATOMIC_RELAXED) * 8 >= seq ||
-	    __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+	    __atomic_exchange_n(&fdr_ps.learner.busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	m = h->model;
 	if (m == FDR_MODEL_NONE || m == FDR_MODEL_LEARNING)
 		settle(h, FDR_MODEL_UNREGISTERED);
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&fdr_ps.learner.busy, 0, __ATOMIC_RELEASE);
 }
 
 /* The owner the accept numbered @seq by thread @acc goes to.  Fixed
@@ -147,14 +133,14 @@ unsigned fdr_handoff_owner(unsigned acc)
 	uint32_t seq = (uint32_t)__atomic_fetch_add(&h->accepted, 1, __ATOMIC_RELAXED);
 	/* The generation before the prediction: a change landing in between
 	 * makes this fd look older than it is, never newer. */
-	unsigned g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
+	unsigned g = __atomic_load_n(&fdr_ps.learner.gen, __ATOMIC_ACQUIRE);
 	unsigned pred;
 
 	give_up(h, seq);
 	pred = owner_for(h, seq, acc);
-	__atomic_store_n(&ring[seq % RING], (uint64_t)(seq + 1u) | (uint64_t)(acc + 1) << 32,
-			 __ATOMIC_RELAXED);
-	fdr_self()->pick = FDR_REC_MAKE(seq, pred == FDR_NO_OWNER ? 0 : pred + 1, g);
+	__atomic_store_n(&fdr_ps.learner.ring[seq % RING],
+			 (uint64_t)(seq + 1u) | (uint64_t)fdr_owner_id(acc) << 32, __ATOMIC_RELAXED);
+	fdr_self()->pick = FDR_REC_MAKE(seq, pred == FDR_NO_OWNER ? 0 : fdr_owner_id(pred), g);
 	if (pred == FDR_NO_OWNER)
 		fdr_count(&h->accepts_left);
 	return pred;
@@ -187,13 +173,13 @@ void fdr_handoff_accepted(int fd)
 /* Settle on @model (under the try-lock). */
 static void settle(struct fdr_blk_hdr *h, unsigned model)
 {
-	__atomic_store_n(&rot_off, 0, __ATOMIC_RELAXED);
-	window = 0;
-	waited = 0;
+	__atomic_store_n(&fdr_ps.learner.rot_off, 0, __ATOMIC_RELAXED);
+	fdr_ps.learner.window = 0;
+	fdr_ps.learner.waited = 0;
 	__atomic_store_n(&h->learned_after, __atomic_load_n(&h->accepted, __ATOMIC_RELAXED),
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&h->model, model, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&fdr_ps.learner.gen, 1, __ATOMIC_RELEASE);
 }
 
 /*
@@ -314,13 +300,13 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 	a.n = 0;
 	for (uint32_t k = 0; k < RING; k++) {
 		uint32_t s = newest - k;
-		uint64_t e = __atomic_load_n(&ring[s % RING], __ATOMIC_RELAXED);
+		uint64_t e = __atomic_load_n(&fdr_ps.learner.ring[s % RING], __ATOMIC_RELAXED);
 
 		if (E_SEQ(e) != s + 1u || !E_SRV(e) || !E_ACC(e))
 			continue;
 		a.seq[a.n] = s;
-		a.acc[a.n] = E_ACC(e) - 1;
-		a.srv[a.n] = E_SRV(e) - 1;
+		a.acc[a.n] = fdr_owner_index(E_ACC(e));
+		a.srv[a.n] = fdr_owner_index(E_SRV(e));
 		local += a.acc[a.n] == a.srv[a.n];
 		a.n++;
 	}
@@ -351,7 +337,7 @@ static void evaluate(struct fdr_blk_hdr *h, uint32_t newest)
 	 * the whole ring and is judged now.  At most RING such looks.
 	 */
 	if (f == INCOMPLETE && a.n >= WINDOW && fits_in(&a, len, true, order, RING) != CONFLICT &&
-	    ++waited < RING) {
+	    ++fdr_ps.learner.waited < RING) {
 		if (h->model == FDR_MODEL_NONE)
 			__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
 		return;
@@ -385,13 +371,13 @@ static unsigned lane_of(struct fdr_blk_hdr *h, unsigned pred, uint32_t tid)
 	uint32_t cur = 0;
 
 	if (t->lane)
-		return t->lane - 1;
+		return fdr_owner_index(t->lane);
 	if (pred < FDR_OWN_FIRST || pred >= FDR_OWN_FIRST + h->rot_len)
 		return FDR_NO_OWNER;
 	ow = fdr_owner(pred);
 	if (__atomic_compare_exchange_n(&ow->tid, &cur, tid, false, __ATOMIC_RELAXED,
 					__ATOMIC_RELAXED) || cur == tid) {
-		t->lane = pred + 1;
+		t->lane = fdr_owner_id(pred);
 		return pred;
 	}
 	return FDR_NO_OWNER;
@@ -400,7 +386,7 @@ static unsigned lane_of(struct fdr_blk_hdr *h, unsigned pred, uint32_t tid)
 /* Check a settled model's prediction; realign a rotation on its first miss. */
 static void check(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t tid)
 {
-	unsigned pred = FDR_REC_PRED(rec) - 1, len = h->rot_len, p = FDR_NO_OWNER;
+	unsigned pred = fdr_owner_index(FDR_REC_PRED(rec)), len = h->rot_len, p = FDR_NO_OWNER;
 	bool rr = fdr_st.cfg.accept == FDR_ACCEPT_ROUNDROBIN;
 	bool hit;
 
@@ -416,62 +402,62 @@ static void check(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t ti
 			if (h->rot_owner[i] == srv)
 				p = i;
 	}
-	window = (window << 1) | (hit ? 0u : 1u);
+	fdr_ps.learner.window = (fdr_ps.learner.window << 1) | (hit ? 0u : 1u);
 	if (hit) {
 		fdr_count(&h->hits);
 		return;
 	}
 	fdr_count(&h->misses);
 	if (h->model == FDR_MODEL_ROTATION && p != FDR_NO_OWNER && len &&
-	    FDR_REC_GEN(rec) == (__atomic_load_n(&gen, __ATOMIC_RELAXED) & 0x7fffu)) {
-		unsigned long off = __atomic_load_n(&rot_off, __ATOMIC_RELAXED);
+	    FDR_REC_GEN(rec) == (__atomic_load_n(&fdr_ps.learner.gen, __ATOMIC_RELAXED) & 0x7fffu)) {
+		unsigned long off = __atomic_load_n(&fdr_ps.learner.rot_off, __ATOMIC_RELAXED);
 		unsigned at = (unsigned)((FDR_REC_SEQ(rec) + off) % len);
 
 		/* Connections from now on land where the program sends them. */
-		__atomic_store_n(&rot_off, off + (p + len - at) % len, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&fdr_ps.learner.rot_off, off + (p + len - at) % len, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&fdr_ps.learner.gen, 1, __ATOMIC_RELEASE);
 		fdr_count(&h->realignments);
 		return;
 	}
 	if (!rr && fdr_st.cfg.accept == FDR_ACCEPT_AUTO &&
-	    __builtin_popcount(window) > (int)WINDOW / 4) {
+	    __builtin_popcount(fdr_ps.learner.window) > (int)WINDOW / 4) {
 		fdr_count(&h->relearns);
 		__atomic_store_n(&h->model, FDR_MODEL_LEARNING, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
-		window = 0;
+		__atomic_fetch_add(&fdr_ps.learner.gen, 1, __ATOMIC_RELEASE);
+		fdr_ps.learner.window = 0;
 	}
 }
 
 static void observe(struct fdr_blk_hdr *h, uint64_t rec, unsigned srv, uint32_t tid)
 {
 	uint32_t seq = FDR_REC_SEQ(rec);
-	uint64_t *slot = &ring[seq % RING], e = __atomic_load_n(slot, __ATOMIC_RELAXED);
+	uint64_t *slot = &fdr_ps.learner.ring[seq % RING], e = __atomic_load_n(slot, __ATOMIC_RELAXED);
 	unsigned model;
 
 	fdr_count(&h->observed);
 	if (E_SEQ(e) == seq + 1u && srv != FDR_NO_OWNER)
-		__atomic_compare_exchange_n(slot, &e, e | (uint64_t)(srv + 1) << 48, false,
+		__atomic_compare_exchange_n(slot, &e, e | (uint64_t)fdr_owner_id(srv) << 48, false,
 					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
-	if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE))
+	if (__atomic_exchange_n(&fdr_ps.learner.busy, 1, __ATOMIC_ACQUIRE))
 		return;
 	model = h->model;
-	if (__atomic_exchange_n(&stale, false, __ATOMIC_RELAXED) &&
+	if (__atomic_exchange_n(&fdr_ps.learner.stale, false, __ATOMIC_RELAXED) &&
 	    fdr_st.cfg.accept == FDR_ACCEPT_AUTO && model == FDR_MODEL_ROTATION) {
 		fdr_count(&h->relearns);
 		h->model = model = FDR_MODEL_LEARNING;
-		__atomic_fetch_add(&gen, 1, __ATOMIC_RELEASE);
+		__atomic_fetch_add(&fdr_ps.learner.gen, 1, __ATOMIC_RELEASE);
 	}
 	if (fdr_st.cfg.accept != FDR_ACCEPT_AUTO || model == FDR_MODEL_LOCAL ||
 	    model == FDR_MODEL_ROTATION) {
 		/* Judge only what the model in force predicted: an fd accepted
 		 * while learning went to a pool, which is no prediction. */
-		if (FDR_REC_PRED(rec) > FDR_OWN_FIRST)
+		if (FDR_REC_PRED(rec) >= fdr_owner_id(FDR_OWN_FIRST))
 			check(h, rec, srv, tid);
 	} else if (model != FDR_MODEL_UNPREDICTABLE ||
 		   __atomic_load_n(&h->observed, __ATOMIC_RELAXED) % RING == 0) {
 		evaluate(h, seq);
 	}
-	__atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&fdr_ps.learner.busy, 0, __ATOMIC_RELEASE);
 }
 
 void fdr_handoff_registered(int fd)

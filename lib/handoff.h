@@ -20,8 +20,8 @@ unsigned fdr_handoff_next(unsigned acc) FDR_HIDDEN;
 void fdr_handoff_accepted(int fd) FDR_HIDDEN;
 /* epoll_ctl(EPOLL_CTL_ADD) of @fd succeeded on this thread (active library). */
 void fdr_handoff_registered(int fd) FDR_HIDDEN;
-/* A new block (start-up, a fork child's): nothing learned yet; the
- * rotation of an explicit roundrobin. */
+/* A new block (start-up, a fork child's), its learner's words reset
+ * (pstate.h): nothing learned yet; the rotation of an explicit roundrobin. */
 void fdr_handoff_setup(struct fdr_blk_hdr *h) FDR_HIDDEN;
 /* A call other than accept made @fd: an accept's pending record for the
  * number is stale (that connection was closed unregistered). */

@@ -166,13 +166,13 @@ static bool dest(unsigned o, unsigned long cap, unsigned *lo, unsigned *hi)
 	line = __atomic_load_n(&ow->line, __ATOMIC_RELAXED);
 	if (line && (!__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) ||
 		     __atomic_load_n(&ow->hint_line, __ATOMIC_RELAXED)) &&
-	    fdr_line_owner(line - 1) == o + 1) {
+	    fdr_line_owner(line - 1) == fdr_owner_id(o)) {
 		*lo = (unsigned)fdr_line_lo(base, line - 1);
 		*hi = *lo + 8;
 		return *hi <= cap;
 	}
 	hint = __atomic_load_n(&ow->hint, __ATOMIC_RELAXED);
-	if (!hint || fdr_chunk_owner(hint - 1) != o + 1)
+	if (!hint || fdr_chunk_owner(hint - 1) != fdr_owner_id(o))
 		return false;
 	*lo = (unsigned)fdr_chunk_lo(base, hint - 1);
 	*hi = *lo + FDR_CHUNK_FDS;
@@ -232,7 +232,7 @@ void fdr_krange_follow(unsigned self, int fd)
 	/* An accepting thread's range is aimed at its next connection. */
 	if (!fdr_st.kernel_range || c < 0 || still_accepting())
 		return;
-	if (fdr_chunk_owner((unsigned)c) == FDR_OWN_LINES + 1) {
+	if (fdr_chunk_owner((unsigned)c) == fdr_owner_id(FDR_OWN_LINES)) {
 		lo = base + (unsigned)(fd - base) / 8 * 8;
 		hi = lo + 8;
 	} else {

@@ -18,7 +18,7 @@ static bool take(unsigned o, unsigned idx)
 {
 	uint32_t cur = 0;
 
-	return __atomic_compare_exchange_n(&fdr_p->lines[idx], &cur, o + 1, false,
+	return __atomic_compare_exchange_n(&fdr_p->lines[idx], &cur, fdr_owner_id(o), false,
 					   __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
@@ -58,7 +58,7 @@ unsigned fdr_line_of(unsigned o, unsigned long cap, bool *bounded)
 	 * owner, the loser gives its back. */
 	if (!__atomic_compare_exchange_n(&ow->line, &none, idx + 1, false, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED)) {
-		uint32_t mine = o + 1;
+		uint32_t mine = fdr_owner_id(o);
 
 		__atomic_compare_exchange_n(&fdr_p->lines[idx], &mine, 0, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);

@@ -15,6 +15,7 @@ static inline unsigned long fdr_line_lo(unsigned base, unsigned line)
 	return base + 8ul * line;
 }
 
+/* The id (fdr_owner_id, block.h) of the owner holding line @line; 0 none. */
 static inline unsigned fdr_line_owner(unsigned line)
 {
 	struct fdr_proc *p = fdr_p;

@@ -1,15 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Moves in flight: see moves.h. */
 #include "moves.h"
-
-static inline void pause_once(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#elif defined(__aarch64__)
-	__asm__ volatile("yield");
-#endif
-}
+#include "cpu_relax.h"
 
 /*
  * Moves and block makings in flight, this thread's own (fdr_t.moving)
@@ -42,7 +34,7 @@ void fdr_moves_wait(unsigned long spins)
 	while (others_moving()) {
 		if (!spins--)
 			break;
-		pause_once();
+		fdr_cpu_relax();
 	}
 }
 

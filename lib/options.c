@@ -25,7 +25,7 @@ const struct fdr_option fdr_options[] = {
 	  "auto", NULL, "auto",
 	  "auto: every thread gets a range of its own (an 8-fd line, then 64-fd chunks); N: at most N ranges, threads share them "
 	  "round-robin in the order they first need one (roundrobin: the number of rotation "
-	  "positions, auto = online CPUs)" },
+	  "positions, auto = online CPUs, at most 64)" },
 	{ "FDRANGE_BASE", "base", "FD", FDR_T_UINT, OFF(base), 0, FDR_MAX_FD - FDR_ALIGN, FDR_ALIGN,
 	  NULL, NULL, "64",
 	  "first fd of the ranges; fds below it keep the kernel's lowest-free numbering" },
@@ -39,8 +39,8 @@ const struct fdr_option fdr_options[] = {
 	  "auto: an accepted fd goes to the range of the thread expected to serve it, learned "
 	  "from epoll_ctl (the accepting thread, or the next of a rotation; unpredictable ones in a "
 	  "shared pool; none moved when epoll is (almost) never used); thread: the "
-	  "accepting thread's range; roundrobin: the k-th accepted fd goes to range k mod SLOTS "
-	  "and fds from other calls are not moved" },
+	  "accepting thread's range; roundrobin: the k-th accepted fd goes to position k mod L "
+	  "(L = SLOTS, or the online CPUs, at most 64) and fds from other calls are not moved" },
 	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
 	  NULL, open_names, "move",
 	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "

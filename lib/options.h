@@ -31,7 +31,7 @@ struct fdr_config {
 	unsigned threshold;       /* fds the kernel numbers below this are not moved */
 	unsigned kernel;          /* enum fdr_kernel */
 	bool disable;
-	unsigned pregrow;         /* fd table entries to grow to at start; 0 = off */
+	unsigned pregrow;         /* fd table entries to grow to once; 0 = off */
 	char stats[FDR_PATH_MAX]; /* "" none, "stderr", or a path (%p = pid) */
 	unsigned char source[16]; /* enum fdr_source, by option index */
 };

@@ -79,15 +79,15 @@ static enum claim claim(unsigned o, unsigned c, unsigned first, unsigned end)
 	struct fdr_proc *p = fdr_p;
 	uint32_t cur = __atomic_load_n(&p->chunks[c], __ATOMIC_RELAXED), top;
 
-	if (cur == o + 1)
+	if (cur == fdr_owner_id(o))
 		return CLAIMED;
 	if (cur || c < first || c >= end)
 		return TAKEN;
 	if (!fdr_bound_allows(fdr_chunk_lo(fdr_st.cfg.base, c) + FDR_CHUNK_FDS))
 		return REFUSED;
-	if (!__atomic_compare_exchange_n(&p->chunks[c], &cur, o + 1, false,
+	if (!__atomic_compare_exchange_n(&p->chunks[c], &cur, fdr_owner_id(o), false,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		return cur == o + 1 ? CLAIMED : TAKEN;
+		return cur == fdr_owner_id(o) ? CLAIMED : TAKEN;
 	__atomic_fetch_add(&fdr_owner(o)->chunks, 1, __ATOMIC_RELAXED);
 	fdr_count(&fdr_owner(o)->claims);
 	top = __atomic_load_n(&p->hdr->top_chunk, __ATOMIC_RELAXED);
@@ -148,7 +148,7 @@ unsigned fdr_owner_next_chunk(unsigned o, unsigned from, unsigned long cap)
 	if (top > below)
 		top = below;
 	for (unsigned c = from; c < top; c++)
-		if (__atomic_load_n(&p->chunks[c], __ATOMIC_RELAXED) == o + 1)
+		if (__atomic_load_n(&p->chunks[c], __ATOMIC_RELAXED) == fdr_owner_id(o))
 			return c;
 	return FDR_NO_CHUNK;
 }
@@ -162,14 +162,14 @@ static void release(unsigned o)
 	unsigned lowest = FDR_NO_CHUNK, line = __atomic_exchange_n(&ow->line, 0, __ATOMIC_RELAXED);
 
 	for (unsigned c = 0; c < top && c < p->nchunks; c++) {
-		uint32_t cur = o + 1;
+		uint32_t cur = fdr_owner_id(o);
 
 		if (__atomic_compare_exchange_n(&p->chunks[c], &cur, 0, false,
 						__ATOMIC_RELAXED, __ATOMIC_RELAXED) && lowest == FDR_NO_CHUNK)
 			lowest = c;
 	}
 	if (line && line - 1 < p->nchunks * FDR_LINES_PER_CHUNK) {
-		uint32_t cur = o + 1;
+		uint32_t cur = fdr_owner_id(o);
 
 		__atomic_compare_exchange_n(&p->lines[line - 1], &cur, 0, false, __ATOMIC_RELAXED,
 					    __ATOMIC_RELAXED);
@@ -196,11 +196,12 @@ static void thread_exit(void *arg)
 	struct fdr_thread *t = &fdr_t;
 
 	/* A key set in an ancestor process names an owner of its block. */
-	if (o >= FDR_MAX_OWNERS || !fdr_p->hdr || t->epoch != fdr_p->epoch || t->owner != o + 2)
+	if (o >= FDR_MAX_OWNERS || !fdr_p->hdr || t->epoch != fdr_p->epoch ||
+	    t->owner != fdr_self_word(o))
 		return;
 	/* Fds this thread makes in later destructors pass through: its
 	 * chunks are about to go back. */
-	t->owner = 1;
+	t->owner = FDR_SELF_NONE_NOW;
 	if (__atomic_sub_fetch(&fdr_owner(o)->live, 1, __ATOMIC_ACQ_REL) == 0)
 		release(o);
 }
@@ -232,11 +233,11 @@ unsigned fdr_owner_self(void)
 	unsigned s = t->owner, o;
 	struct fdr_blk_owner *ow;
 
-	if (__builtin_expect(s >= 2, 1))
-		return s - 2;
-	if (s == 1 || !__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE))
+	if (__builtin_expect(s > FDR_SELF_NONE_NOW, 1))
+		return fdr_self_index(s);
+	if (s == FDR_SELF_NONE_NOW || !__atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE))
 		return FDR_NO_OWNER;
-	t->owner = 1;
+	t->owner = FDR_SELF_NONE_NOW;
 	o = pick_record();
 	ow = fdr_owner(o);
 	__atomic_store_n(&ow->kind, FDR_KIND_THREAD, __ATOMIC_RELAXED);
@@ -248,7 +249,7 @@ unsigned fdr_owner_self(void)
 	 * malloc here. */
 	if (have_exit_key)
 		pthread_setspecific(exit_key, &exit_cookie[o]);
-	t->owner = o + 2;
+	t->owner = fdr_self_word(o);
 	return o;
 }
 

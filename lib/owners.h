@@ -23,6 +23,7 @@ static inline struct fdr_blk_owner *fdr_owner(unsigned o)
 	return &fdr_p->owners[o];
 }
 
+/* The id (fdr_owner_id, block.h) of the owner holding chunk @c; 0 none. */
 static inline unsigned fdr_chunk_owner(unsigned c)
 {
 	struct fdr_proc *p = fdr_p;

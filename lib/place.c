@@ -11,7 +11,7 @@
  * steady state that is one try: 2 syscalls per created fd (F_DUPFD and the
  * close of the original), none on any other path.  Extra tries happen only
  * when the owner's chunks are full, and are counted (probes); after a try
- * that found no room at all, the owner's next few fds get none (backoff).
+ * that found no room at all, the owner's next few fds get none (backoff.c).
  *
  * A thread's first fds go to one 8-fd line of its own (lines.c); it gets
  * chunks only once it fills that line.  Every move respects the do-no-harm
@@ -23,6 +23,7 @@
  * numbers, and the syscalls, it would see without the library.
  */
 #include "place.h"
+#include "backoff.h"
 #include "blockmap.h"
 #include "bound.h"
 #include "geometry.h"
@@ -32,6 +33,7 @@
 #include "moves.h"
 #include "owners.h"
 #include "pregrow.h"
+#include "pstate.h"
 #include "sys.h"
 
 #define MAX_TRIES 4
@@ -69,24 +71,23 @@ static int dup_exact(int fd, unsigned long lo, bool cloexec, struct fdr_blk_owne
  * next chunk, up to FDR_SPARSE_CHUNKS, and the fd goes on that chunk's
  * first line: a burst accepted before the first answer grows the pool by a
  * chunk per 8, never packing two on a line while it may still grow.  At
- * most two tries; what finds no line goes to the shared pool.
+ * most two tries; what finds no line goes to the shared pool.  The
+ * cursor is fdr_ps.sparse_cursor (pstate.h).
  */
-static unsigned sparse_cursor;  /* the line after the last one used */
-
 static int sparse_try(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap,
 		      unsigned line, long *nfd)
 {
 	int r = dup_exact(fd, fdr_line_lo(fdr_st.cfg.base, line), cloexec, ow, cap, nfd);
 
 	if (r > 0)
-		__atomic_store_n(&sparse_cursor, line + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&fdr_ps.sparse_cursor, line + 1, __ATOMIC_RELAXED);
 	return r;
 }
 
 static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned long cap,
 			 bool *bounded)
 {
-	unsigned at = __atomic_load_n(&sparse_cursor, __ATOMIC_RELAXED);
+	unsigned at = __atomic_load_n(&fdr_ps.sparse_cursor, __ATOMIC_RELAXED);
 	unsigned c = fdr_owner_next_chunk(FDR_OWN_SPARSE, at / FDR_LINES_PER_CHUNK, cap);
 	long nfd = -ENOSPC;
 	int r;
@@ -117,8 +118,8 @@ static long place_sparse(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigne
 }
 
 /*
- * A copy of @fd in the line @o holds, or -EAGAIN when the line is full
- * (the owner then goes on to chunks), or F_DUPFD's error.
+ * A copy of @fd in line @line, which the owner @ow holds, or -EAGAIN when
+ * the line is full (the owner then goes on to chunks), or F_DUPFD's error.
  */
 static long place_line(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned line)
 {
@@ -134,9 +135,10 @@ static long place_line(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned 
 }
 
 /*
- * Before owner @o grows by a chunk: the line it holds, if it has room
- * (closes freed it after a burst).  An fd there, or -EAGAIN.  The owner's
- * next fds go there first, until it is full again.
+ * Before owner @ow grows by a chunk: the line *@line it holds, if it has
+ * room (closes freed it after a burst).  An fd there, or -EAGAIN.  The
+ * owner's next fds go there first, until it is full again.  *@line is
+ * FDR_NO_LINE afterwards: one try per placement.
  */
 static long before_growing(int fd, bool cloexec, struct fdr_blk_owner *ow, unsigned *line)
 {
@@ -217,7 +219,7 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap, unsign
 		if (nfd < 0)
 			return nfd;
 		x = fdr_chunk_of(base, nfd);
-		if ((unsigned long)nfd < cap && fdr_chunk_owner((unsigned)x) == o + 1) {
+		if ((unsigned long)nfd < cap && fdr_chunk_owner((unsigned)x) == fdr_owner_id(o)) {
 			__atomic_store_n(&ow->hint, (unsigned)x + 1, __ATOMIC_RELAXED);
 			return nfd;
 		}
@@ -258,68 +260,6 @@ static long place_in(int fd, bool cloexec, unsigned o, unsigned long cap, unsign
 	return -ENOSPC;
 }
 
-/*
- * No room for owner @o: its chunks are full and no chunk can be claimed
- * (the do-no-harm bound, or a fixed width).  The next tries would most
- * likely fail too, each a probe: an F_DUPFD and a close, 2 more
- * allocations that write the bitmap and slot lines every thread shares,
- * until the owner's own fds close or the bound rises.  A process that
- * holds about FD_SETSIZE fds keeps hitting the bound (memcached at 1000
- * connections: 1228 of 4515 accepts, after 2100 probes).  So after such a
- * fallback this thread leaves the next 1 fd for @o where the kernel put
- * it without a try, after the next failure 2, then 4, up to
- * FDR_BACKOFF_MAX; they count as the same fallback.  It ends at an fd of
- * @o found in place or placed, and is not applied where the try could go
- * further than the failed one could: a higher cap (an fd the select()
- * rule did not hold below 1024, a raised limit) or a higher bound.  The
- * slots are this thread's (direct-mapped: with more owners than slots
- * one owner's failure may cut another's back-off short, which costs a
- * try); the skipped fds are still counted in the shared block.
- */
-static struct fdr_backoff *backoff_of(unsigned o)
-{
-	return &fdr_t.backoff[o % FDR_BACKOFF_SLOTS];
-}
-
-/* Skip this placement for @o, capped at @cap?  If so, *@why is the
- * fallback it counts as. */
-static bool backing_off(unsigned o, unsigned long cap, unsigned *why)
-{
-	struct fdr_backoff *b = backoff_of(o);
-	/* One load: a signal handler's skip in between costs a skip, never
-	 * a wrap to 255. */
-	unsigned left = b->left;
-
-	if (b->owner != o + 1 || !left || left > FDR_BACKOFF_MAX || cap > b->cap ||
-	    __atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED) > b->top)
-		return false;
-	b->left = (uint8_t)(left - 1);
-	*why = b->why;
-	return true;
-}
-
-static void backoff_failed(unsigned o, unsigned long cap, unsigned why)
-{
-	struct fdr_backoff *b = backoff_of(o);
-	unsigned step = b->owner == o + 1 ? b->step : 0;
-
-	step = !step ? 1 : step >= FDR_BACKOFF_MAX / 2 ? FDR_BACKOFF_MAX : step * 2;
-	b->owner = (uint16_t)(o + 1);
-	b->step = (uint8_t)step;
-	b->why = (uint8_t)why;
-	b->cap = cap > UINT32_MAX ? UINT32_MAX : (uint32_t)cap;
-	b->top = (uint32_t)__atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED);
-	b->left = (uint8_t)step;
-}
-
-static void backoff_end(unsigned o)
-{
-	struct fdr_backoff *b = backoff_of(o);
-
-	if (b->owner == o + 1)
-		b->owner = 0;
-}
-
 /* Is @fd already where owner @o's fds go? */
 static bool in_place(int fd, unsigned o, unsigned long cap)
 {
@@ -329,9 +269,9 @@ static bool in_place(int fd, unsigned o, unsigned long cap)
 	if (c < 0 || (unsigned long)fd >= cap || o == FDR_OWN_SPARSE)
 		return false;
 	own = fdr_chunk_owner((unsigned)c);
-	return own == o + 1 ||
-	       (own == FDR_OWN_LINES + 1 &&
-		fdr_line_owner((unsigned)(fd - fdr_st.cfg.base) / 8) == o + 1);
+	return own == fdr_owner_id(o) ||
+	       (own == fdr_owner_id(FDR_OWN_LINES) &&
+		fdr_line_owner((unsigned)(fd - fdr_st.cfg.base) / 8) == fdr_owner_id(o));
 }
 
 /* A copy of @fd where owner *@o's fds go; *@o may become the shared pool. */
@@ -421,14 +361,14 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	cap = fdr_bound_cap(fd, __atomic_load_n(&fdr_st.cap, __ATOMIC_RELAXED));
 	if (in_place(fd, o, cap)) {
 		fdr_count(&ow->inplace);
-		backoff_end(o);
+		fdr_backoff_end(o);
 		/* Where the kernel put it (krange.c): let the range sink, now and then. */
 		if (fdr_st.kernel_range && o == self && origin != FDR_FROM_ACCEPT &&
 		    !(__atomic_load_n(&ow->inplace, __ATOMIC_RELAXED) % RECOMPACT))
 			fdr_krange_sink(self, fd, cap);
 		return fd;
 	}
-	if (backing_off(o, cap, &why)) {
+	if (fdr_backoff_skip(o, cap, &why)) {
 		fdr_count(&ow->fallback[why]);
 		if (why == FDR_FB_BOUND)
 			fdr_bound_skipped();
@@ -455,10 +395,10 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		      nfd == -EINVAL || nfd == -EMFILE ? FDR_FB_LIMIT : FDR_FB_OTHER;
 		fdr_count(&ow->fallback[why]);
 		if (nfd == -ENOSPC)
-			backoff_failed(target, cap, why);
+			fdr_backoff_failed(target, cap, why);
 		return fd;
 	}
-	backoff_end(target);
+	fdr_backoff_end(target);
 	/* The copy shares the open file; closing the original changes nothing
 	 * the caller can see except the number. */
 	sys_close(fd);

@@ -7,8 +7,8 @@
  * table, expand_fdtable() waits for an RCU grace period (synchronize_rcu)
  * before the old table may be freed, because other threads may be reading
  * it without a lock: the first fd placed above the table's size then stalls
- * its thread for milliseconds (bench/bench_growth: about 10 ms on a 2-vCPU
- * VM, against 3 us once grown).  A single-threaded process grows without
+ * its thread for milliseconds (bench/bench_growth.c measures it;
+ * docs/benchmarks.md).  A single-threaded process grows without
  * that wait.  Placement starts at BASE (64), just above the embedded table,
  * so a threaded program under the library needs a bigger table sooner than
  * it would plain: the library grows it once, far enough for the chunks
@@ -34,8 +34,7 @@
  * process holds every fd below it, and a grown table would not be free:
  * above 64 entries the bitmaps leave the line of file_lock and next_fd for
  * lines of their own, which every open and close then writes as well
- * (memcached with 32 connections, in the coherence model: 17% more fd-path
- * transfers with the table grown at start-up and nothing moved).  So the
+ * (docs/design.md, "Which fds are moved: the threshold").  So the
  * table is grown at start-up only with the threshold off; otherwise once,
  * inside the first move of an fd numbered past it: the process is past the embedded
  * table by then, as it would be without the library, and one growth with
@@ -44,32 +43,10 @@
 #include "pregrow.h"
 #include "global.h"
 #include "proc.h"
+#include "status.h"
 #include "sys.h"
 
-/* The number after @key in @buf ("Threads:\t1"), or -1. */
-static long status_value(const char *buf, const char *key)
-{
-	long v = -1;
-
-	for (const char *p = buf; *p; p++) {
-		const char *k = key, *q = p;
-
-		if (p != buf && p[-1] != '\n')
-			continue;
-		while (*k && *q == *k)
-			k++, q++;
-		if (*k)
-			continue;
-		while (*q == ' ' || *q == '\t')
-			q++;
-		for (v = 0; *q >= '0' && *q <= '9'; q++)
-			v = v * 10 + (*q - '0');
-		return v;
-	}
-	return v;
-}
-
-void fdr_pregrow(const char *status)
+void fdr_pregrow(void)
 {
 	unsigned long top = fdr_pregrow_top(fdr_st.cfg.pregrow, fdr_st.limit, fdr_st.nr_open);
 	long fd, nfd;
@@ -78,7 +55,7 @@ void fdr_pregrow(const char *status)
 		return;
 	/* The start-up read of /proc/self/status gives both the thread count
 	 * and the table size (FDSize). */
-	if (status_value(status, "Threads:") != 1 || status_value(status, "FDSize:") > (long)top)
+	if (fdr_status_value("Threads:") != 1 || fdr_status_value("FDSize:") > (long)top)
 		return;
 	/* O_PATH: a spare fd with no side effects, on any file system. */
 	fd = sys_openat(AT_FDCWD, "/", O_PATH | O_CLOEXEC, 0);

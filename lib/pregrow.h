@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Growing the kernel's fd table at start-up (FDRANGE_PREGROW): see pregrow.c.
+ * Growing the kernel's fd table once (FDRANGE_PREGROW): at the first move
+ * past the threshold, or at start-up with the threshold 0; see pregrow.c.
  */
 #ifndef FDR_PREGROW_H
 #define FDR_PREGROW_H
@@ -32,9 +33,9 @@ static inline unsigned long fdr_pregrow_top(unsigned long entries, unsigned long
 	return top < 64 ? 0 : top;
 }
 
-/* Grow the table now if @status (/proc/self/status, read at start-up) says
- * the process is single-threaded and its table smaller; see pregrow.c. */
-void fdr_pregrow(const char *status) __attribute__((visibility("hidden")));
+/* Grow the table now if /proc/self/status, as read at start-up (status.h),
+ * says the process is single-threaded and its table smaller; see pregrow.c. */
+void fdr_pregrow(void) __attribute__((visibility("hidden")));
 
 /* With FDRANGE_THRESHOLD: grow the table once, at the first fd @fd numbered
  * past it, inside that fd's move (moves.h); see pregrow.c. */

@@ -75,7 +75,7 @@ void fdr_thread_renew(unsigned epoch)
 {
 	struct fdr_thread *t = &fdr_t;
 
-	t->owner = 0;
+	t->owner = FDR_SELF_UNSET;
 	t->tid = 0;
 	t->pick = 0;
 	t->lane = 0;

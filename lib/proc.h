@@ -21,8 +21,8 @@ enum fdr_making { FDR_MAKING = 1, FDR_MAKE_FAILED = 2, FDR_MADE = 3 };
 struct fdr_proc {
 	struct fdr_blk_hdr *hdr;   /* NULL: none (yet) */
 	struct fdr_blk_owner *owners;
-	uint32_t *chunks;          /* owner index + 1 per chunk */
-	uint32_t *lines;           /* owner index + 1 per line of the lines pool's chunks */
+	uint32_t *chunks;          /* owner id (fdr_owner_id, block.h) per chunk */
+	uint32_t *lines;           /* owner id per line of the lines pool's chunks */
 	uint64_t *recs;
 	unsigned nchunks;          /* chunk table entries (below nr_open) */
 	uint64_t nrecs;
@@ -48,17 +48,17 @@ extern struct fdr_proc *fdr_p FDR_HIDDEN;
 
 struct fdr_thread {
 	unsigned epoch;            /* fdr_p->epoch these words belong to; 0 none */
-	unsigned owner;            /* 0 none yet; 1 being assigned; else owner index + 2 */
+	unsigned owner;            /* FDR_SELF_*, or fdr_self_word() of its owner index */
 	uint32_t tid;              /* 0 not asked yet */
 	uint64_t pick;             /* hand-off record of the fd being accepted; 0 none */
-	unsigned lane;             /* roundrobin: lane this thread serves + 1 */
+	unsigned lane;             /* roundrobin: owner id of the lane this thread serves; 0 none */
 	unsigned range_lo, range_hi; /* the kernel's range for this thread (krange.c); hi 0: none */
 	unsigned range_stale;      /* 1: the kernel may hold another range than those two */
 	unsigned accepting;        /* 0 none; else 1 + ticks since its last accept (krange.c) */
-	/* Owners this thread found no room for lately (place.c): not tried
+	/* Owners this thread found no room for lately (backoff.c): not tried
 	 * again for a while.  Direct-mapped by owner index. */
 	struct fdr_backoff {
-		uint16_t owner;    /* owner index + 1; 0 empty */
+		uint16_t owner;    /* owner id (fdr_owner_id, block.h); 0 empty */
 		uint8_t left;      /* placements still to skip */
 		uint8_t step;      /* the last skip length: 1, 2, 4 .. FDR_BACKOFF_MAX */
 		uint8_t why;       /* the fallback the skipped fds count as */
@@ -74,6 +74,25 @@ struct fdr_thread {
 };
 
 extern FDR_TLS struct fdr_thread fdr_t FDR_HIDDEN;
+
+/*
+ * fdr_thread.owner: none asked for yet; none to be had now (being given
+ * one, or its chunks are going back at thread exit: owners.c); else the
+ * owner's index + 2, which fdr_self_word() makes and fdr_self_index()
+ * reads back.
+ */
+#define FDR_SELF_UNSET 0u
+#define FDR_SELF_NONE_NOW 1u
+
+static inline unsigned fdr_self_word(unsigned o)
+{
+	return o + 2;
+}
+
+static inline unsigned fdr_self_index(unsigned word)
+{
+	return word - 2;
+}
 
 void fdr_thread_renew(unsigned epoch) FDR_HIDDEN;
 

@@ -22,23 +22,12 @@
 #include "krange.h"
 #include "moves.h"
 #include "proc.h"
+#include "status.h"
 
-bool fdr_sandbox_in_status(const char *status)
+bool fdr_sandbox_in_status(void)
 {
-	static const char key[] = "\nSeccomp:";
-
-	for (const char *p = status; *p; p++) {
-		unsigned i = 0;
-
-		while (key[i] && p[i] == key[i])
-			i++;
-		if (key[i])
-			continue;
-		for (p += i; *p == ' ' || *p == '\t'; p++)
-			;
-		return *p >= '1' && *p <= '9';
-	}
-	return false;
+	/* 0: no filter; 1: strict mode; 2: a filter. */
+	return fdr_status_value("Seccomp:") > 0;
 }
 
 /* A TSYNC install waits at most about this many pauses for moves in flight. */

@@ -5,8 +5,9 @@
 
 #include "global.h"
 
-/* At start-up, from /proc/self/status: a filter (or strict mode) in force. */
-bool fdr_sandbox_in_status(const char *status) FDR_HIDDEN;
+/* At start-up, from /proc/self/status (status.h): a filter (or strict
+ * mode) in force. */
+bool fdr_sandbox_in_status(void) FDR_HIDDEN;
 
 /*
  * The program is about to install a seccomp filter (prctl or seccomp(2)):

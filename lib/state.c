@@ -29,6 +29,7 @@
 #include "proc.h"
 #include "real.h"
 #include "sandbox.h"
+#include "status.h"
 #include "strbuf.h"
 #include "sys.h"
 
@@ -93,83 +94,20 @@ static void config_error(const char *msg)
 }
 
 /*
- * What /proc/self/status said at start-up (one read, before anything
- * else): only the lines the start-up uses, each after a newline, as the
- * readers of the text expect.  The whole file is read: a long Groups: line
- * (hundreds of supplementary groups) puts Seccomp: kilobytes down.
- */
-static struct {
-	char text[256];
-	size_t len;
-	bool read;
-} status;
-
-static const char *const status_keys[] = { "FDSize:", "Threads:", "Seccomp:" };
-
-/* Line @l (@len bytes, maybe cut) into status.text if start-up uses it. */
-static void keep_status_line(const char *l, size_t len)
-{
-	for (size_t k = 0; k < sizeof(status_keys) / sizeof(status_keys[0]); k++) {
-		size_t kl = __builtin_strlen(status_keys[k]);
-
-		if (len < kl || __builtin_memcmp(l, status_keys[k], kl) != 0)
-			continue;
-		if (status.len + 1 + len + 1 > sizeof(status.text))
-			return;
-		status.text[status.len++] = '\n';
-		__builtin_memcpy(status.text + status.len, l, len);
-		status.len += len;
-		status.text[status.len] = 0;
-		return;
-	}
-}
-
-/* false if the file could not be read to its end. */
-static bool scan_status(int fd)
-{
-	char buf[1024], line[64];
-	size_t ll = 0;
-	long n;
-
-	while ((n = sys_read(fd, buf, sizeof(buf))) > 0) {
-		for (long i = 0; i < n; i++) {
-			if (buf[i] == '\n') {
-				keep_status_line(line, ll);
-				ll = 0;
-			} else if (ll < sizeof(line)) {
-				/* The rest of a long line (Groups:) holds no key of ours. */
-				line[ll++] = buf[i];
-			}
-		}
-	}
-	return n == 0;
-}
-
-/*
  * A process whose status cannot be read may be sandboxed, and we would not
  * know: the library then stays out of its way (no block, no placement),
  * the direction that harms nothing.
  */
 static void read_status(void)
 {
-	long fd = sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
-	bool whole;
-
 	/* Any failure, a full table included (a late start from another
 	 * library's constructor can meet one): what the file would have said
 	 * is unknown, and a filter inherited at exec may be in force. */
-	if (fd < 0) {
+	if (fdr_status_read() < 0) {
 		fdr_st.sandboxed = true;
 		return;
 	}
-	whole = scan_status((int)fd);
-	sys_close((int)fd);
-	if (!whole || !status.len) {
-		fdr_st.sandboxed = true;
-		return;
-	}
-	status.read = true;
-	if (fdr_sandbox_in_status(status.text)) {
+	if (fdr_sandbox_in_status()) {
 		fdr_st.sandboxed = true;
 		fdr_st.why = FDR_WHY_SECCOMP;
 	}
@@ -246,8 +184,8 @@ static void probe_kernel(void)
 
 static void grow_table(void)
 {
-	if (fdr_st.active && status.read)  /* before the program can start threads */
-		fdr_pregrow(status.text);
+	if (fdr_st.active)  /* before the program can start threads */
+		fdr_pregrow();
 }
 
 /*

@@ -6,7 +6,7 @@
  *
  *   fallback_is_clean MODE full    range of 64 fds, 150 fds created; the
  *                                  86 that find it full are not probed for
- *                                  each time (place.c, backoff_failed()),
+ *                                  each time (backoff.c),
  *                                  and room freed there is found again
  *   fallback_is_clean MODE tiny    RLIMIT_NOFILE 40: create until EMFILE
  *   fallback_is_clean MODE over    FDRANGE_WIDTH beyond a lowered limit

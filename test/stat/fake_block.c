@@ -39,6 +39,7 @@
  * pending one is registered with its thread's epoll instance.
  */
 #include "block.h"
+#include "geometry.h"
 #include "options.h"
 
 #include <arpa/inet.h>
@@ -87,22 +88,13 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
+/* The library's layout (lib/block.h) for fs.nr_open NR_OPEN and BASE,
+ * as lib/blockmap.c computes it: chunks below the cap, a record per fd. */
 static size_t layout(struct fdr_blk_hdr *h)
 {
-	size_t owners_off = FDR_BLK_HDR_SIZE;
-	size_t chunks_off = owners_off + (size_t)FDR_MAX_OWNERS * sizeof(struct fdr_blk_owner);
-	unsigned nchunks = (NR_OPEN - 64 - BASE) / FDR_CHUNK;
-	size_t lines_off = chunks_off + nchunks * sizeof(uint32_t);
-	size_t recs_off = (lines_off + (size_t)nchunks * FDR_LINES_PER_CHUNK * sizeof(uint32_t) +
-			   4095) & ~(size_t)4095;
+	unsigned nchunks = fdr_geom_nchunks(BASE, fdr_geom_cap(NR_OPEN, NR_OPEN));
 
-	h->owners_off = owners_off;
-	h->chunks_off = chunks_off;
-	h->lines_off = lines_off;
-	h->recs_off = recs_off;
-	h->nrecs = NR_OPEN;
-	h->nchunks = nchunks;
-	return recs_off + NR_OPEN * sizeof(uint64_t);
+	return (size_t)fdr_blk_layout(h, FDR_MAX_OWNERS, nchunks, NR_OPEN);
 }
 
 /* A shared "fdrange" memfd mapping of @size bytes, its fd closed. */
@@ -394,8 +386,6 @@ int main(int argc, char **argv)
 		h->misses = 1;
 		h->realignments = 2;
 		h->bound_top = 1024;
-		h->owner_size = sizeof(struct fdr_blk_owner);
-		h->max_owners = FDR_MAX_OWNERS;
 		own = (struct fdr_blk_owner *)((char *)h + h->owners_off);
 		chunks = (uint32_t *)((char *)h + h->chunks_off);
 		lines = (uint32_t *)((char *)h + h->lines_off);
@@ -425,13 +415,13 @@ int main(int argc, char **argv)
 		ta[1].claims = 2;
 		ta[1].chunks = 1;
 		ta[1].lines = 1;
-		chunks[0] = FDR_OWN_FIRST + 1;  /* owner index + 1 */
-		chunks[1] = FDR_OWN_FIRST + 2;
-		chunks[2] = FDR_OWN_FIRST + 1;
-		chunks[3] = FDR_OWN_SPARSE + 1;
-		chunks[4] = FDR_OWN_LINES + 1;
-		lines[4 * FDR_LINES_PER_CHUNK] = FDR_OWN_FIRST + 2;      /* 320-327: B's */
-		lines[4 * FDR_LINES_PER_CHUNK + 1] = FDR_OWN_FIRST + 1;  /* 328-335: A's */
+		chunks[0] = fdr_owner_id(FDR_OWN_FIRST);
+		chunks[1] = fdr_owner_id(FDR_OWN_FIRST + 1);
+		chunks[2] = fdr_owner_id(FDR_OWN_FIRST);
+		chunks[3] = fdr_owner_id(FDR_OWN_SPARSE);
+		chunks[4] = fdr_owner_id(FDR_OWN_LINES);
+		lines[4 * FDR_LINES_PER_CHUNK] = fdr_owner_id(FDR_OWN_FIRST + 1);  /* 320-327: B's */
+		lines[4 * FDR_LINES_PER_CHUNK + 1] = fdr_owner_id(FDR_OWN_FIRST);  /* 328-335: A's */
 		for (unsigned i = 0; i < set.n; i++)
 			recs[set.fd[i]] = set.pending[i] ? FDR_REC_MAKE(i, 3, 1) : set.tid[i];
 		inactive_block(h, own);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A small valid stats block (lib/block.h, v3) in a buffer, for the unit
- * tests of fdr_blk_check() and the fuzz target's seeds: 8 owner records,
+ * A small valid stats block (lib/block.h, v3, laid out by its
+ * fdr_blk_layout(), as the library lays out its own) in a buffer, for the
+ * unit tests of fdr_blk_check() and the fuzz target's seeds: 8 owner records,
  * 63 chunks from fd 64, records for fds 0..511.  Two threads (tids 101
  * and 102, owners 3 and 4) hold chunks 0, 2 and 1; the learning pool
  * chunk 3; the line pool chunk 4, whose first line (fds 320-327) thread
@@ -19,11 +20,11 @@
 #define MKB_OWNERS   8u
 #define MKB_NCHUNKS  63u
 #define MKB_NRECS    512u
-#define MKB_OWNERS_OFF  FDR_BLK_HDR_SIZE
-#define MKB_CHUNKS_OFF  (MKB_OWNERS_OFF + MKB_OWNERS * FDR_OWNER_SIZE)
-#define MKB_LINES_OFF   (MKB_CHUNKS_OFF + MKB_NCHUNKS * 4u)
-#define MKB_RECS_OFF    ((MKB_LINES_OFF + MKB_NCHUNKS * FDR_LINES_PER_CHUNK * 4u + 7u) & ~7u)
-#define MKB_SIZE        (MKB_RECS_OFF + MKB_NRECS * 8u)
+#define MKB_OWNERS_OFF  FDR_BLK_OWNERS_OFF
+#define MKB_CHUNKS_OFF  FDR_BLK_CHUNKS_OFF(MKB_OWNERS)
+#define MKB_LINES_OFF   FDR_BLK_LINES_OFF(MKB_OWNERS, MKB_NCHUNKS)
+#define MKB_RECS_OFF    FDR_BLK_RECS_OFF(MKB_OWNERS, MKB_NCHUNKS)
+#define MKB_SIZE        FDR_BLK_SIZE(MKB_OWNERS, MKB_NCHUNKS, MKB_NRECS)
 
 /* The header of the block in @buf (at least MKB_SIZE bytes, 8-aligned). */
 static inline struct fdr_blk_hdr *mkb_hdr(void *buf)
@@ -65,7 +66,7 @@ static inline size_t mkblock(void *buf, int pid)
 	memcpy(h->magic, FDR_BLK_MAGIC, 8);
 	h->version = FDR_BLK_VERSION;
 	h->hdr_size = FDR_BLK_HDR_SIZE;
-	h->size = MKB_SIZE;
+	h->size = fdr_blk_layout(h, MKB_OWNERS, MKB_NCHUNKS, MKB_NRECS);
 	h->pid = pid;
 	h->flags = FDR_BLK_ACTIVE;
 	snprintf(h->lib_version, sizeof(h->lib_version), "0.2.0");
@@ -77,7 +78,6 @@ static inline size_t mkblock(void *buf, int pid)
 	}
 	h->base = 64;
 	h->chunk = FDR_CHUNK;
-	h->nchunks = MKB_NCHUNKS;
 	h->top_chunk = 5;
 	h->nowners = 5;
 	h->limit = 4096;
@@ -92,13 +92,6 @@ static inline size_t mkblock(void *buf, int pid)
 	h->observed = 11;
 	h->hits = 6;
 	h->misses = 1;
-	h->owners_off = MKB_OWNERS_OFF;
-	h->owner_size = FDR_OWNER_SIZE;
-	h->max_owners = MKB_OWNERS;
-	h->chunks_off = MKB_CHUNKS_OFF;
-	h->recs_off = MKB_RECS_OFF;
-	h->nrecs = MKB_NRECS;
-	h->lines_off = MKB_LINES_OFF;
 	h->bound_top = 1024;
 	h->why_inactive = FDR_WHY_ACTIVE;
 
@@ -134,14 +127,14 @@ static inline size_t mkblock(void *buf, int pid)
 	o.fallback[FDR_FB_BOUND] = 0;
 	o.fallback[FDR_FB_NEAR] = 1;
 	mkb_set_owner(buf, FDR_OWN_FIRST + 1, &o);
-	/* Owner index + 1: threads, the learning pool, the line pool. */
-	mkb_set_chunk(buf, 0, FDR_OWN_FIRST + 1);
-	mkb_set_chunk(buf, 1, FDR_OWN_FIRST + 2);
-	mkb_set_chunk(buf, 2, FDR_OWN_FIRST + 1);
-	mkb_set_chunk(buf, 3, FDR_OWN_SPARSE + 1);
-	mkb_set_chunk(buf, 4, FDR_OWN_LINES + 1);
-	mkb_set_line(buf, 4 * FDR_LINES_PER_CHUNK, FDR_OWN_FIRST + 2);
-	mkb_set_line(buf, 4 * FDR_LINES_PER_CHUNK + 1, FDR_OWN_FIRST + 1);
+	/* Owner ids: threads, the learning pool, the line pool. */
+	mkb_set_chunk(buf, 0, fdr_owner_id(FDR_OWN_FIRST));
+	mkb_set_chunk(buf, 1, fdr_owner_id(FDR_OWN_FIRST + 1));
+	mkb_set_chunk(buf, 2, fdr_owner_id(FDR_OWN_FIRST));
+	mkb_set_chunk(buf, 3, fdr_owner_id(FDR_OWN_SPARSE));
+	mkb_set_chunk(buf, 4, fdr_owner_id(FDR_OWN_LINES));
+	mkb_set_line(buf, 4 * FDR_LINES_PER_CHUNK, fdr_owner_id(FDR_OWN_FIRST + 1));
+	mkb_set_line(buf, 4 * FDR_LINES_PER_CHUNK + 1, fdr_owner_id(FDR_OWN_FIRST));
 	/* Thread 101 registered fds 64-69, 192 and 328; 102 fds 70, 128-131
 	 * and 320. */
 	for (unsigned fd = 64; fd < 70; fd++)
