@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * libFuzzer target for the part of `fdrange stat` that reads a stats
- * block another process wrote (tools/stat_block.c) and everything that
- * then uses it: the analysis and both renderers.
+ * block another process wrote (tools/stat_check.c, tools/stat_load.c)
+ * and everything that then uses it: the analysis and both renderers.
  *
  * Input: 8 bytes that draw a synthetic list of open fds (count, spacing,
  * which are sockets, accepted, watched), then the block's bytes as the

@@ -5,7 +5,8 @@
  * of the steps, the exit statuses, the watchdog, --interval, several PIDs
  * and --all (a summary each), and the output form of each.
  *
- * Sources, all read-only (see stat_proc.c and stat_block.c):
+ * Sources, all read-only (see stat_proc.c, stat_find.c, stat_load.c,
+ * stat_check.c):
  *  - /proc/PID: fds, their targets, epoll watch lists, TCP sockets, names;
  *  - the library's stats block (lib/block.h), a memfd the process maps
  *    shared, found in /proc/PID/maps and validated field by field.
