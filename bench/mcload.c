@@ -17,9 +17,19 @@
  * from --keys keys; with --preload every key is set once first, so gets
  * hit.  Requests still in flight when the time is up are not counted.
  *
+ * --churn N closes a connection after its N-th answer and opens a new one
+ * in its place (0, the default: never), so the server accepts and closes
+ * connections at 1/N of the request rate, as under clients that make a few
+ * requests per connection (bench/manycore.sh).  The connect is blocking
+ * and not part of any request's latency, but it is part of the time, so of
+ * the throughput.  --key-prefix P makes the keys "P000...0123" instead of
+ * "k000...0123", same length: bench/coherence/guest/acceptd.c, the
+ * accept-per-thread server, takes only keys "key" followed by digits.
+ *
  * Output, one line of key=value pairs:
  *   ops= seconds= ops_per_s= avg_us= p50_us= p90_us= p99_us= p999_us=
  *   max_us= gets= misses= errors=
+ * and with --churn, reconnects= (new connections made during the run).
  * errors counts answers other than VALUE/END/STORED (a full cache answers
  * SERVER_ERROR to sets).  Exit 0; 1 when a connection failed or was
  * closed by the server (the line is printed all the same); 2 on a bad
@@ -49,14 +59,17 @@
 
 struct opts {
 	struct in_addr host;
-	unsigned port, threads, conns, value_size, key_size, keys;
+	unsigned port, threads, conns, value_size, key_size, keys, churn;
 	double seconds, get_ratio;
 	bool preload;
+	const char *key_prefix;
+	size_t prefix_len;
 };
 
 struct conn {
 	int fd;
 	bool get, dead;
+	unsigned served;        /* answers on this connection, for --churn */
 	uint64_t sent_ns, rng;
 	char *buf;              /* the get request, then the set request */
 	size_t get_len, set_len;
@@ -70,7 +83,7 @@ struct worker {
 	const struct opts *o;
 	unsigned first, n;      /* its connections: first .. first + n - 1 */
 	uint64_t hist[NBUCKETS];
-	uint64_t ops, gets, misses, errors, lost, sum_ns, max_ns;
+	uint64_t ops, gets, misses, errors, lost, sum_ns, max_ns, reconnects;
 	char err[160];
 };
 
@@ -173,9 +186,9 @@ static void put_key(char *at, const struct opts *o, unsigned key)
 	char num[16];
 	int len = snprintf(num, sizeof(num), "%u", key);
 
-	/* "k000...0123": every key exactly --key-size bytes long. */
+	/* "k000...0123" (--key-prefix, then zeros): every key exactly --key-size bytes long. */
 	memset(at, '0', o->key_size);
-	at[0] = 'k';
+	memcpy(at, o->key_prefix, o->prefix_len);
 	memcpy(at + o->key_size - (unsigned)len, num, (size_t)len);
 }
 
@@ -286,6 +299,26 @@ static bool conn_open(struct worker *w, struct conn *c, unsigned idx)
 	return true;
 }
 
+/*
+ * --churn: replace @c's connection by a new one; false (with w->err) when
+ * the new one cannot be made.  The close also takes the fd out of @ep.
+ */
+static bool conn_renew(struct worker *w, int ep, struct conn *c)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLOUT | EPOLLET, .data.ptr = c };
+
+	close(c->fd);
+	c->served = 0;
+	c->fd = connect_to(w->o);
+	if (c->fd < 0 || fcntl(c->fd, F_SETFL, O_NONBLOCK) || epoll_ctl(ep, EPOLL_CTL_ADD, c->fd, &e)) {
+		snprintf(w->err, sizeof(w->err), "reconnecting to port %u: %s", w->o->port,
+			 strerror(errno));
+		return false;
+	}
+	w->reconnects++;
+	return true;
+}
+
 /* Read what the server sent; 1: the answer is complete, 0: not yet, -1: broken. */
 static int conn_read(struct worker *w, struct conn *c)
 {
@@ -360,6 +393,12 @@ static void *run_worker(void *arg)
 				if (lat > w->max_ns)
 					w->max_ns = lat;
 				w->hist[bucket_of(lat)]++;
+				if (w->o->churn && ++c->served >= w->o->churn &&
+				    !conn_renew(w, ep, c)) {
+					w->lost++;
+					c->dead = true;
+					continue;
+				}
 				send_next(w, c);
 				done = flush_req(c) ? 0 : -1;
 			}
@@ -444,23 +483,27 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: mcload --port N [--host IPV4] [--threads T] [--conns C] [--seconds S]\n"
 		"              [--get-ratio R] [--value-size B] [--key-size B] [--keys N] [--preload]\n"
+		"              [--churn N] [--key-prefix P]\n"
 		"Closed-loop memcached load (one request in flight per connection), every\n"
 		"request timed; prints one line: ops= seconds= ops_per_s= avg_us= p50_us=\n"
 		"p90_us= p99_us= p999_us= max_us= gets= misses= errors=.\n"
 		"Defaults: --host 127.0.0.1 --threads 2 --conns 32 --seconds 10 --get-ratio 0.9\n"
 		"--value-size 1024 --key-size 64 --keys 10000.  --preload sets every key once\n"
-		"first; --seconds 0 with it only preloads.\n");
+		"first; --seconds 0 with it only preloads.  --churn N: a new connection after\n"
+		"every N answers on one (default 0: never; prints reconnects= too).\n"
+		"--key-prefix P: keys P000...0123 (default k; 1 to 16 letters and digits).\n");
 }
 
 int main(int argc, char **argv)
 {
 	struct opts o = { .threads = 2, .conns = 32, .seconds = 10, .get_ratio = 0.9,
-			  .value_size = 1024, .key_size = 64, .keys = 10000 };
+			  .value_size = 1024, .key_size = 64, .keys = 10000, .key_prefix = "k" };
 	struct worker *ws;
 	pthread_t *tids;
 	uint64_t hist[NBUCKETS] = { 0 }, ops = 0, gets = 0, misses = 0, errors = 0, lost = 0;
-	uint64_t sum = 0, max = 0;
+	uint64_t sum = 0, max = 0, reconnects = 0;
 	const char *err = NULL;
+	char knum[16];
 	double secs;
 	bool have_port = false;
 
@@ -505,13 +548,27 @@ int main(int argc, char **argv)
 			o.key_size = arg_uint(a, v, 10, 250);
 		else if (!strcmp(a, "--keys"))
 			o.keys = arg_uint(a, v, 1, 100000000);
-		else {
+		else if (!strcmp(a, "--churn"))
+			o.churn = arg_uint(a, v, 0, 1000000000);
+		else if (!strcmp(a, "--key-prefix")) {
+			size_t n = strspn(v, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789");
+
+			if (!*v || v[n] || n > 16)
+				bad_arg(a, v, "1 to 16 letters and digits");
+			o.key_prefix = v;
+		} else {
 			fprintf(stderr, "mcload: %s: unknown option; expected one of the options in --help\n", a);
 			return 2;
 		}
 	}
 	if (!have_port) {
 		fprintf(stderr, "mcload: --port: missing; expected the memcached port, 1 to 65535\n");
+		return 2;
+	}
+	o.prefix_len = strlen(o.key_prefix);
+	if (o.prefix_len + (size_t)snprintf(knum, sizeof(knum), "%u", o.keys - 1) > o.key_size) {
+		fprintf(stderr, "mcload: --key-size: %u cannot hold the prefix '%s' and key %u; expected "
+			"at least %zu\n", o.key_size, o.key_prefix, o.keys - 1, o.prefix_len + strlen(knum));
 		return 2;
 	}
 	if (o.conns < o.threads) {
@@ -553,6 +610,7 @@ int main(int argc, char **argv)
 		misses += ws[t].misses;
 		errors += ws[t].errors;
 		lost += ws[t].lost;
+		reconnects += ws[t].reconnects;
 		sum += ws[t].sum_ns;
 		if (ws[t].max_ns > max)
 			max = ws[t].max_ns;
@@ -562,11 +620,14 @@ int main(int argc, char **argv)
 	secs = (double)(now_ns() < end_ns ? now_ns() - start_ns : end_ns - start_ns) / 1e9;
 	printf("ops=%" PRIu64 " seconds=%.3f ops_per_s=%.1f avg_us=%.1f p50_us=%.1f p90_us=%.1f "
 	       "p99_us=%.1f p999_us=%.1f max_us=%.1f gets=%" PRIu64 " misses=%" PRIu64
-	       " errors=%" PRIu64 "\n",
+	       " errors=%" PRIu64,
 	       ops, secs, secs > 0 ? (double)ops / secs : 0, ops ? (double)sum / (double)ops / 1000 : 0,
 	       percentile_us(hist, ops, 0.50), percentile_us(hist, ops, 0.90),
 	       percentile_us(hist, ops, 0.99), percentile_us(hist, ops, 0.999), (double)max / 1000,
 	       gets, misses, errors);
+	if (o.churn)
+		printf(" reconnects=%" PRIu64, reconnects);
+	putchar('\n');
 	free(ws);
 	free(tids);
 	if (lost) {

@@ -12,6 +12,12 @@ summary.csv, validation.txt and coherence.png (gnuplot) into RESULTS.
                                as sweep.sh makes them)
   report.py --per-conn DIR...  the full count split per accepted connection:
                                struct file, file_lock's line, the fd table
+  report.py --manycore OUT DIR...  the thread-count table (manycore.sh):
+                               per shape, connections, reconnect rate, vCPU
+                               count and variant: full count and fd-table
+                               lookups x plain, file_lock's line and the
+                               spin lock's slow path per connection; writes
+                               OUT.csv, OUT.txt and OUT.png
 
 Exit status 1 when a validation fails or an expected window is missing, 2 on
 bad usage.
@@ -149,7 +155,8 @@ def load_rows(raw):
     for path in sorted(glob.glob(os.path.join(raw, "smp*-r*-*.txt"))):
         m = re.search(r"smp(\d+)-r(\d+)-(.+)\.txt$", path)
         smp, rnd, var = int(m.group(1)), int(m.group(2)), m.group(3)
-        ws = [w for w in windows(path) if w["label"].startswith("mc")]
+        # "mc": memcached; "ac": guest/acceptd.c (run.sh --shape)
+        ws = [w for w in windows(path) if w["label"].split(" ", 1)[0] in ("mc", "ac")]
         con = path[:-4] + ".log"
         log = open(con, errors="replace").read() if os.path.exists(con) else ""
         if len(ws) != 1:
@@ -185,8 +192,17 @@ def load_rows(raw):
         reconnects = int(w["L"].get("reconnects", 0))
         fds = re.search(r"COH server_fds (.*)", log)
         n = int(w["L"]["requests"])
+        tpath = path[:-4] + ".time"
+        boot_s = int(open(tpath).read()) if os.path.exists(tpath) else None
         rows.append({
             "smp": smp, "round": rnd, "variant": var, "requests": n,
+            "shape": w["label"].split(" ", 1)[0], "boot_s": boot_s,
+            # the spin lock's slow path, entered while a listed (fd-path)
+            # function held the call: accesses (how long waiters spun, a
+            # contention proxy) and transfers
+            "slow_acc": sum(d["acc"] for name, cat, d in w["F"] if cat == "lock" and "slowpath" in name),
+            "slow_xfer": sum(d["xfer"] for name, cat, d in w["F"] if cat == "lock" and "slowpath" in name),
+            "lock_line": locked[1]["xfer"] if locked else 0,
             "reconnects": reconnects,
             "lookup_xfer": w["S"]["lookup_xfer"], "lookup_hitm": w["S"]["lookup_hitm"],
             "xfer": w["S"]["xfer"], "hitm": w["S"]["hitm"],
@@ -305,7 +321,7 @@ PER_CONN = ["all", "file shared", "file init", "file rest", "other init", "lock 
 def per_conn(dirs):
     """The full count split per accepted connection (transfers / reconnects),
     medians over rounds: which part placement can change (the fd table's
-    lines) and which it cannot (docs/coherence.md, "What is left")."""
+    lines) and which it cannot (docs/results/2026-12-05-coherence-what-is-left.md)."""
     status = 0
     print("Per accepted connection (transfers in the window / reconnects), medians over")
     print("rounds. file shared: struct file lines that lookups and other code each move")
@@ -338,6 +354,110 @@ def per_conn(dirs):
     return status
 
 
+def manycore(out, dirs):
+    """The thread-count table: one row per shape, connections, reconnect
+    rate, vCPU count and variant, relative to plain of the same run."""
+    rows, status = [], 0
+    for d in dirs:
+        rs, st = validated_rows(d)
+        status |= st
+        rows += rs
+    if not rows:
+        print("manycore: no validated window")
+        return 1
+    lines = []
+    p = lines.append
+    p("Per request (full, lookups) and per accepted connection (lock columns),")
+    p("medians over boots; x plain: against plain's median at the same point.")
+    p("full: every listed fd-path function on every line; lkp: lookups on the fd")
+    p("table's own lines; lock line: transfers of file_lock's line; slow acc /")
+    p("slow xfer: accesses and transfers in the spin lock's slow path called from")
+    p("an fd-path function (a contention proxy); spread: min-max of full x plain's")
+    p("median over the boots; switch%: instrumented accesses made on another vCPU")
+    p("than the one before; boot: seconds per boot.")
+    p(f"{'shape':<5} {'conns':>5} {'churn':>5} {'smp':>3} {'variant':<11} {'n':>2} {'full':>7} "
+      f"{'x plain':>7} {'spread':>11} {'lkp x pl':>8} {'lock line':>9} {'slow acc':>8} {'slow xfer':>9} "
+      f"{'switch%':>7} {'boot':>5}")
+    csv = ["shape,conns,churn,smp,variant,boots,reconnects,full,full_x_plain,full_min_x,full_max_x,"
+           "lookup_x_plain,lock_line_per_conn,slow_acc_per_conn,slow_xfer_per_conn,lock_line_share,"
+           "switch_pct,boot_s"]
+    keys = sorted({(r["shape"], r["conns"], r["churn"], r["smp"]) for r in rows})
+    order = ["plain", "lib", "lib+assist"] + [v for v in VARIANTS if v not in ("plain", "lib", "lib+assist")]
+    for shape, conns, churn, smp in keys:
+        here = [r for r in rows if (r["shape"], r["conns"], r["churn"], r["smp"]) == (shape, conns, churn, smp)]
+        base = [r for r in here if r["variant"] == "plain"]
+        bfull = statistics.median([r["xfer"] / r["requests"] for r in base]) if base else 0
+        blkp = statistics.median([r["table_lookup"] / r["requests"] for r in base]) if base else 0
+        for v in order:
+            rs = [r for r in here if r["variant"] == v]
+            if not rs:
+                continue
+            full = [r["xfer"] / r["requests"] for r in rs]
+            rec = statistics.median([r["reconnects"] for r in rs]) or 0
+            perc = lambda k: statistics.median([r[k] / max(r["reconnects"], 1) for r in rs]) if rec else float("nan")
+            lkp = statistics.median([r["table_lookup"] / r["requests"] for r in rs])
+            sw = statistics.median([100.0 * r["switches"] / max(r["accesses"], 1) for r in rs])
+            boots = [r["boot_s"] for r in rs if r["boot_s"] is not None]
+            boot = statistics.median(boots) if boots else float("nan")
+            fx = statistics.median(full) / bfull if bfull else float("nan")
+            lo, hi = (min(full) / bfull, max(full) / bfull) if bfull else (float("nan"),) * 2
+            lx = lkp / blkp if blkp else float("nan")
+            share = statistics.median([r["lock_line"] / max(r["xfer"], 1) for r in rs])
+            p(f"{shape:<5} {conns:>5} {churn:>5} {smp:>3} {v:<11} {len(rs):>2} {statistics.median(full):7.3f} "
+              f"{fx:7.3f} {lo:5.3f}-{hi:5.3f} {lx:8.3f} {perc('lock_line'):9.2f} {perc('slow_acc'):8.2f} "
+              f"{perc('slow_xfer'):9.2f} {sw:7.1f} {boot:5.0f}")
+            csv.append(",".join(str(x) for x in (shape, conns, churn, smp, v, len(rs), rec,
+                                                 f"{statistics.median(full):.6f}", f"{fx:.4f}", f"{lo:.4f}",
+                                                 f"{hi:.4f}", f"{lx:.4f}", f"{perc('lock_line'):.4f}",
+                                                 f"{perc('slow_acc'):.4f}", f"{perc('slow_xfer'):.4f}",
+                                                 f"{share:.4f}", f"{sw:.2f}", f"{boot:.0f}")))
+    text = "\n".join(lines) + "\n"
+    print(text, end="")
+    open(out + ".txt", "w").write(text)
+    open(out + ".csv", "w").write("\n".join(csv) + "\n")
+    manycore_chart(out, csv[1:])
+    return status
+
+
+def manycore_chart(out, csv):
+    """Full count x plain against the vCPU count, one line per shape,
+    connections, reconnect rate and variant (plain is 1 by definition)."""
+    series = {}
+    for row in csv:
+        f = row.split(",")
+        if f[4] == "plain" or f[8] == "nan":
+            continue
+        series.setdefault(f"{f[0]} c{f[1]} k{f[2]} {f[4]}", []).append((int(f[3]), float(f[8])))
+    if not series:
+        return
+    data = out + ".dat"
+    with open(data, "w") as fh:
+        for name, pts in series.items():
+            fh.write(f'"{name}"\n')
+            for smp, x in sorted(pts):
+                fh.write(f"{smp} {x:.4f}\n")
+            fh.write("\n\n")
+    plots = ", ".join(f"'{data}' index {i} using 1:2 with linespoints title columnheader(1)"
+                      for i in range(len(series)))
+    top = max(smp for pts in series.values() for smp, _ in pts)
+    script = f"""set terminal pngcairo size 1000,560 font "sans,10"
+set output "{out}.png"
+set title "Full count x plain against vCPUs = worker threads (QEMU TCG coherence model)"
+set xlabel "vCPUs (= worker threads)"
+set ylabel "full count x plain"
+set logscale x 2
+set xtics (2, 4, 8, 16, 32)
+set xrange [1.6:{top * 1.25}]
+set key outside right
+set grid
+plot {plots}, 1 with lines lc rgb "black" dt 2 title "plain"
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True)
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"chart: gnuplot failed: {e}")
+
+
 def usage(msg=None):
     if msg:
         print(f"report.py: {msg}", file=sys.stderr)
@@ -355,8 +475,16 @@ def main():
         return usage("--micro takes FILE NAME")
     if args[0] in ("--sweep", "--per-conn") and len(args) < 2:
         return usage(f"{args[0]} takes one or more DIRs")
+    if args[0] == "--manycore":
+        if len(args) < 3:
+            return usage("--manycore takes OUT DIR...")
+        for d in args[2:]:
+            if not os.path.isdir(os.path.join(d, "raw")):
+                return usage(f"'{d}' has no raw/ folder: not a run.sh results folder")
+        return manycore(args[1], args[2:])
     if args[0].startswith("-") and args[0] not in ("--sweep", "--per-conn", "--micro", "--smoke"):
-        return usage(f"unknown option '{args[0]}' (accepted: --smoke, --micro, --sweep, --per-conn, --help)")
+        return usage(f"unknown option '{args[0]}' (accepted: --smoke, --micro, --sweep, --per-conn, "
+                     "--manycore, --help)")
     if args[0] == "--smoke" and len(args) != 2:
         return usage("--smoke takes RESULTS")
     if not args[0].startswith("-") and len(args) != 1:

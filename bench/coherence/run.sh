@@ -42,11 +42,24 @@
 #   --requests N       memcached requests per window (default 20000)
 #   --conns N          client connections (default 32; up to ~4000)
 #   --churn N          requests per connection before it reconnects (default 50)
+#   --shape mc|ac      the server: mc, memcached -t N (one thread accepts and
+#                      hands connections to workers; the default) or ac,
+#                      guest/acceptd.c with N threads that each accept on
+#                      their own SO_REUSEPORT listener and serve and close
+#                      their own connections (trafficserver, envoy, h2o,
+#                      haproxy with per-thread binds). Workers = vCPUs.
+#   --host-cpus LIST   run QEMU on these host CPUs only (taskset -c LIST),
+#                      e.g. the N cores of a many-core host behind N vCPUs;
+#                      one host core behind 8 vCPUs crawls (spinning vCPUs
+#                      wait out their time slices: docs/coherence.md)
 #   --micro-iters N    microbenchmark reader iterations (default 20000)
 #   --no-pin           leave memcached's workers unpinned (default: worker i
 #                      pinned to vCPU i mod N; the client runs on the last)
 #   --out DIR          results (default $COH_WORK/results)
 # Environment: COH_COUNTERS=0 skips the fdcache counter-sharing boot.
+# COH_VALIDATED=DIR takes each vCPU count's validation from an earlier
+# run's DIR/raw instead of booting it again (sweep.sh's later points).
+# COH_BOOT_TIMEOUT: seconds per boot (900).
 # COH_WORK (default /var/tmp/fdrange-coherence): builds, the
 # Debian kernel for --smoke, results. The project's kernels are built (or
 # reused) by kernel/test.sh in FDCACHE_WORK (default /var/tmp/fdrange-kernel).
@@ -61,7 +74,7 @@ REPO=$(cd "$HERE/../.." && pwd)
 WORK=${COH_WORK:-/var/tmp/fdrange-coherence}
 KWORK=${FDCACHE_WORK:-/var/tmp/fdrange-kernel}
 SMOKE=0 SMPS="2 4" ROUNDS=3 VARIANTS="plain lib lib-all lib+fdcache lib-all+fdcache fdcache" LIB="" REQUESTS=20000
-CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT="" PIN=1
+CONNS=32 CHURN=50 MICRO_ITERS=20000 OUT="" PIN=1 SHAPE=mc HOST_CPUS=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) SMOKE=1 ;;
@@ -72,6 +85,8 @@ while [ $# -gt 0 ]; do
 	--requests) REQUESTS=$2; shift ;;
 	--conns) CONNS=$2; shift ;;
 	--churn) CHURN=$2; shift ;;
+	--shape) SHAPE=$2; shift ;;
+	--host-cpus) HOST_CPUS=$2; shift ;;
 	--micro-iters) MICRO_ITERS=$2; shift ;;
 	--out) OUT=$2; shift ;;
 	--no-pin) PIN=0 ;;
@@ -81,6 +96,17 @@ while [ $# -gt 0 ]; do
 	shift
 done
 OUT=${OUT:-$WORK/results}
+case $SHAPE in
+mc|ac) ;;
+*) echo "run.sh: --shape '$SHAPE': accepted: mc (memcached) or ac (accept per thread)" >&2; exit 2 ;;
+esac
+for smp in $SMPS; do
+	# the kernels are built with CONFIG_NR_CPUS=64 (kernel/config.fragment)
+	case $smp in
+	[1-9]|[1-5][0-9]|6[0-4]) ;;
+	*) echo "run.sh: --smp '$smp': accepted: vCPU counts 1-64" >&2; exit 2 ;;
+	esac
+done
 T0=$(date +%s)
 log() { echo "[coherence +$(( $(date +%s) - T0 ))s] $*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
@@ -127,6 +153,7 @@ mkdir -p "$GB"
 gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$GB/fdbounce" "$HERE/guest/fdbounce.c"
 gcc -static -O2 -Wall -Wextra -Werror -o "$GB/cohsyms" "$HERE/guest/cohsyms.c"
 gcc -static -O2 -Wall -Wextra -Werror -o "$GB/mcload" "$HERE/guest/mcload.c"
+gcc -O2 -Wall -Wextra -Werror -pthread -o "$GB/acceptd" "$HERE/guest/acceptd.c"
 gcc -O2 -Wall -Wextra -Werror -shared -fPIC -o "$GB/subrange.so" "$HERE/guest/subrange.c" -ldl
 
 FUNCS=$(grep -v '^#' "$HERE/functions.txt" | awk 'NF == 2')
@@ -146,10 +173,11 @@ mkinitrd() {
 	rm -rf "$ir"
 	mkdir -p "$ir"/{bin,proc,sys,dev,tmp,coh,etc}
 	cp /bin/busybox "$ir/bin/busybox"
-	cp "$GB"/* "$ir/coh/"
+	cp "$GB"/fdbounce "$GB"/cohsyms "$GB"/mcload "$GB"/subrange.so "$ir/coh/"
 	echo "$FUNCS" | awk '{ printf "%s:%s ", $1, $2 }' > "$ir/coh/fns"
 	if [ -n "$with_mc" ]; then
 		copy_with_libs /usr/bin/memcached coh "$ir"
+		copy_with_libs "$GB/acceptd" coh "$ir"
 		copy_with_libs "$LIB" coh "$ir"
 		[ "$(basename "$LIB")" = libfdrange.so ] || mv "$ir/coh/$(basename "$LIB")" "$ir/coh/libfdrange.so"
 		echo 'root:x:0:0:root:/:/bin/sh' > "$ir/etc/passwd"
@@ -184,7 +212,9 @@ mc)
 	t=$(arg threads); last=$(( $(grep -c ^processor /proc/cpuinfo) - 1 ))
 	# room for ~1000 client connections on both sides (--conns)
 	ulimit -n 8192
-	mc="/coh/memcached -u root -t $t -c 8192 -l 127.0.0.1 -p 11211"
+	mc="/coh/memcached -u root -t $t -c 8192 -l 127.0.0.1 -p 11211" worker=mc-worker
+	# the accept-per-thread shape: every thread its own listener (guest/acceptd.c)
+	[ "$(arg shape)" = ac ] && mc="/coh/acceptd 11211 $t" worker=ac-worker
 	# the library's exit report says which path it took (FDRANGE_KERNEL)
 	export FDRANGE_STATS=/tmp/fdrange-report
 	case $(arg pre) in
@@ -197,24 +227,36 @@ mc)
 	*) $mc & ;;
 	esac
 	pid=$!
+	# mcload retries its first connect for 10 s only, and a 16-vCPU TCG
+	# guest can take longer to start memcached; acceptd must have every
+	# thread's listener bound, or the kernel spreads the connections over
+	# fewer threads than asked. Wait (60 s at most) for the listeners.
+	want=1
+	[ "$(arg shape)" = ac ] && want=$t
+	k=0
+	while [ "$(grep -c ':2BCB 00000000:0000 0A' /proc/net/tcp)" -lt $want ] && [ $k -lt 600 ]; do
+		sleep 0.1; k=$((k + 1))
+	done
+	echo "COH listening after $k x 0.1 s: $(grep -c ':2BCB 00000000:0000 0A' /proc/net/tcp) of $want listeners"
 	if [ "$(arg pin)" = 1 ]; then
 		# worker i on vCPU i mod N: the guest scheduler would otherwise
 		# move workers between the few vCPUs all the time, and their
 		# struct file and task lines would move with them (a cost of
 		# oversubscribed vCPUs, not of the fd table)
 		n=$(( last + 1 )) i=0 k=0
-		while [ "$(cat /proc/$pid/task/*/comm 2>/dev/null | grep -c mc-worker)" -lt "$t" ] && [ $k -lt 100 ]; do
+		while [ "$(cat /proc/$pid/task/*/comm 2>/dev/null | grep -c $worker)" -lt "$t" ] && [ $k -lt 100 ]; do
 			sleep 0.1; k=$((k + 1))
 		done
 		for d in /proc/$pid/task/*; do
-			[ "$(cat "$d/comm")" = mc-worker ] || continue
+			[ "$(cat "$d/comm")" = $worker ] || continue
 			taskset -p -c $(( i % n )) "${d##*/}" >/dev/null && echo "COH pinned worker ${d##*/} to vCPU $(( i % n ))"
 			i=$((i + 1))
 		done
 	fi
 	/coh/mcload 11211 "$(arg conns)" "$(arg requests)" "$(arg churn)" "$last" "$pid" \
-		"mc variant=$(arg variant) threads=$t" || echo "COH FAIL mcload"
+		"$(arg shape) variant=$(arg variant) threads=$t" || echo "COH FAIL mcload"
 	grep -q 'libfdrange\|subrange' /proc/$pid/maps && echo "COH preload active" || echo "COH preload absent"
+	echo "COH server $(cat /proc/$pid/comm) threads=$(ls /proc/$pid/task | wc -l)"
 	kill $pid; wait $pid
 	[ -f /tmp/fdrange-report ] && sed 's/^/COH REPORT /' /tmp/fdrange-report
 	;;
@@ -234,15 +276,28 @@ boot() {
 	mkdir -p "$OUT/raw"
 	rm -f "$raw" "$con"
 	t=$(date +%s)
-	timeout 900 qemu-system-x86_64 -accel tcg,thread=multi -smp "$smp" -m 1024 \
+	local pin=()
+	[ -z "$HOST_CPUS" ] || pin=(taskset -c "$HOST_CPUS")
+	timeout "${COH_BOOT_TIMEOUT:-900}" "${pin[@]}" qemu-system-x86_64 -accel tcg,thread=multi -smp "$smp" -m 1024 \
 		-display none -monitor none -serial "file:$con" -no-reboot \
 		-kernel "$kernel" -initrd "$initrd" \
 		-append "console=ttyS0 nokaslr panic=-1 quiet $extra" \
 		-plugin "$PLUGIN,out=$raw${pargs:+,$pargs}" >"$OUT/raw/$name.qemu" 2>&1 ||
 		log "boot $name: qemu exited with $?"
-	log "boot $name: $(( $(date +%s) - t ))s"
+	t=$(( $(date +%s) - t ))
+	log "boot $name: ${t}s"
+	echo "$t" > "$OUT/raw/$name.time"
 	grep -a '^COH' "$con" | grep -v '^COH BOOTED' | sed "s/^/  $name: /" >&2 || true
 	grep -aq '^COH END' "$con" || { log "boot $name did not finish; see $con"; return 1; }
+	# a kernel built for fewer CPUs boots with fewer, silently: such a
+	# boot would count fewer vCPUs than its name says
+	local cpus
+	cpus=$(sed -n 's/^COH BOOTED .* cpus=\([0-9]*\).*/\1/p' "$con" | head -1)
+	if [ "$cpus" != "$smp" ]; then
+		log "boot $name: the guest has ${cpus:-an unknown number of} vCPUs, not $smp: refused"
+		rm -f "$raw"
+		return 1
+	fi
 	if grep -aq '^COH FAIL' "$con"; then log "boot $name: a guest step failed; see $con"; return 1; fi
 	return 0
 }
@@ -299,8 +354,12 @@ if [ $SMOKE = 1 ]; then
 fi
 
 # --- full run: the project's kernels and libfdrange --------------------------
-log "kernels: kernel/test.sh FDCACHE_BUILD_ONLY=1 (reuses $KWORK when up to date)"
-FDCACHE_BUILD_ONLY=1 FDCACHE_BOOTS="on range unpatched" FDCACHE_WORK=$KWORK nice -n 19 "$REPO/kernel/test.sh" >&2 ||
+# only the kernels the variants boot (the validation boots the plain one)
+kboots="unpatched"
+case " $VARIANTS " in *fdcache*) kboots="$kboots on" ;; esac
+case " $VARIANTS " in *" range "*|*assist*|*range-sub*) kboots="$kboots range" ;; esac
+log "kernels ($kboots): kernel/test.sh FDCACHE_BUILD_ONLY=1 (reuses $KWORK when up to date)"
+FDCACHE_BUILD_ONLY=1 FDCACHE_BOOTS="$kboots" FDCACHE_WORK=$KWORK nice -n 19 "$REPO/kernel/test.sh" >&2 ||
 	die "kernel build failed"
 if [ -z "$LIB" ]; then
 	log "building libfdrange from $REPO"
@@ -331,10 +390,11 @@ for l in sys.stdin:
 	[ -s "$1" ] || die "no listed function in $2"
 }
 syms "$WORK/syms-unpatched" "$KWORK/build-unpatched/vmlinux"
-syms "$WORK/syms-patched" "$KWORK/build-patched/vmlinux"
-syms "$WORK/syms-range" "$KWORK/build-range/vmlinux"
+case $kboots in *on*) syms "$WORK/syms-patched" "$KWORK/build-patched/vmlinux"
+	grep -q 'fdcache_fget' "$WORK/syms-patched" || log "note: fdcache_fget is inlined in the patched kernel" ;;
+esac
+case $kboots in *range*) syms "$WORK/syms-range" "$KWORK/build-range/vmlinux" ;; esac
 grep -q ' lookup ' "$WORK/syms-unpatched" || die "no lookup function in the plain kernel"
-grep -q 'fdcache_fget' "$WORK/syms-patched" || log "note: fdcache_fget is inlined in the patched kernel"
 KPLAIN=$KWORK/build-unpatched/arch/x86/boot/bzImage
 KCACHE=$KWORK/build-patched/arch/x86/boot/bzImage
 KRANGE=$KWORK/build-range/arch/x86/boot/bzImage
@@ -360,7 +420,13 @@ status=0
 for smp in $SMPS; do
 	# validation first: without it the memcached figures are not reported
 	rm -f "$OUT/raw/smp$smp-"*
-	if ! micro "smp$smp-micro" "$KPLAIN" "$WORK/ir-full.cpio.gz" "$smp" "$PA_PLAIN" \
+	# COH_VALIDATED=DIR: a run of the same sweep validated this vCPU count
+	# minutes ago (sweep.sh): take its verdict instead of booting again
+	vd=${COH_VALIDATED:-}
+	if [ -n "$vd" ] && [ -f "$vd/raw/smp$smp-micro.txt" ] &&
+		python3 "$HERE/report.py" --micro "$vd/raw/smp$smp-micro.txt" "smp$smp (from $vd)" >&2; then
+		mkdir -p "$OUT/raw" && cp "$vd/raw/smp$smp-micro.txt" "$OUT/raw/"
+	elif ! micro "smp$smp-micro" "$KPLAIN" "$WORK/ir-full.cpio.gz" "$smp" "$PA_PLAIN" \
 		"coh.job=micro coh.iters=$MICRO_ITERS"; then
 		# its figures would be refused anyway: do not spend the boots
 		log "-smp $smp: validation failed, skipping its memcached boots"
@@ -394,7 +460,7 @@ for smp in $SMPS; do
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \
-				"coh.job=mc coh.variant=$v coh.pre=$pre coh.threads=$smp coh.conns=$CONNS coh.requests=$REQUESTS coh.churn=$CHURN coh.pin=$PIN" ||
+				"coh.job=mc coh.shape=$SHAPE coh.variant=$v coh.pre=$pre coh.threads=$smp coh.conns=$CONNS coh.requests=$REQUESTS coh.churn=$CHURN coh.pin=$PIN" ||
 				status=1
 		done
 	done
