@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ab-report DIR [--json]: the table, the verdict and the JSON of a
- * bench/ab-memcached run, from what the runner left in DIR:
+ * bench/ab-server run (fdrange ab, and its preset fdrange-ab-memcached),
+ * from what the runner left in DIR:
  *
  *   DIR/run.conf    key=value lines: the run's settings and the machine
- *   DIR/rounds.csv  one line per server and round, from mcload
+ *   DIR/rounds.csv  one line per server and round, from the load tool;
+ *                   "nan" for a latency the tool does not report
  *
  * Writes DIR/summary.txt (the text it prints), DIR/result.json (the schema
  * is in fdrange-ab-memcached(1)), and for the runner's gnuplot script
  * DIR/chart.dat and DIR/chart-vars.gp.  Prints the text, or with --json
  * the JSON.  The statistics and the decision rule are in ab_stats.h.
  * Exit 0; 1 when DIR cannot be read or holds no complete round; 2 on a
- * bad argument.
+ * bad argument; 3 when the comparison is void: B placed no fd (the
+ * locality line of run.conf says placed=0), so A and B both ran plain.
  */
 #include "ab_stats.h"
 
@@ -24,8 +27,10 @@
 #include <string.h>
 
 #define MAX_ROUNDS 1000
-#define MAX_CONF 40
-#define SCHEMA "fdrange-ab-memcached/1"
+#define MAX_CONF 60
+#define SCHEMA_MC "fdrange-ab-memcached/1"
+#define SCHEMA "fdrange-ab/1"
+#define EXIT_VOID 3
 
 enum { SA, SA2, SB, NSERVERS };
 enum { M_OPS, M_AVG, M_P50, M_P90, M_P99, M_P999, M_MAX, M_ERRORS, NMETRICS };
@@ -49,6 +54,8 @@ static unsigned nconf;
 static struct round rounds[MAX_ROUNDS + 1];
 static unsigned nrounds, incomplete;    /* complete rounds 1..nrounds */
 static const char *dir;
+static bool have[NMETRICS];             /* reported in every complete round */
+static unsigned lat = M_P99;            /* the latency compared: p99, else the mean */
 
 static void fail(int rc, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
 static void fail(int rc, const char *fmt, ...)
@@ -128,7 +135,8 @@ static void read_csv(void)
 		}
 		if (sscanf(line, "%u,%u,%7[^,],%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf%n", &round, &pos, server,
 			   &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &used) != 11 ||
-		    line[used] || round < 1 || round > MAX_ROUNDS || pos < 1 || pos > NSERVERS)
+		    line[used] || round < 1 || round > MAX_ROUNDS || pos < 1 || pos > NSERVERS ||
+		    isinf(v[0]))
 			fail(1, "%s/rounds.csv: line %u: expected round (1-%d),position (1-3),server,"
 			     "and 8 numbers, got '%s'", dir, lineno, MAX_ROUNDS, line);
 		for (s = 0; s < NSERVERS && strcmp(server, server_key[s]); s++)
@@ -136,10 +144,11 @@ static void read_csv(void)
 		if (s == NSERVERS)
 			fail(1, "%s/rounds.csv: line %u: server '%s': expected A, A2 or B", dir, lineno,
 			     server);
+		/* Throughput always; a latency the load tool does not give is nan. */
 		for (unsigned m = 0; m < NMETRICS; m++)
-			if (!(v[m] > 0 || (m == M_ERRORS && v[m] == 0)))
-				fail(1, "%s/rounds.csv: line %u: %s %g: expected a number above 0", dir,
-				     lineno, metric_key[m], v[m]);
+			if (!(v[m] > 0 || (m == M_ERRORS && v[m] == 0) || (m != M_OPS && isnan(v[m]))))
+				fail(1, "%s/rounds.csv: line %u: %s %g: expected a number above 0%s", dir,
+				     lineno, metric_key[m], v[m], m == M_OPS ? "" : " or nan");
 		r = &rounds[round];
 		if (r->have & (1u << s))
 			fail(1, "%s/rounds.csv: line %u: round %u of %s twice", dir, lineno, round, server);
@@ -156,6 +165,74 @@ static void read_csv(void)
 	incomplete = maxround - nrounds;
 	if (!nrounds)
 		fail(1, "%s/rounds.csv: no complete round (each needs A, A2 and B)", dir);
+	for (unsigned m = 0; m < NMETRICS; m++) {
+		have[m] = true;
+		for (unsigned i = 1; i <= nrounds; i++)
+			for (unsigned s = 0; s < NSERVERS; s++)
+				if (isnan(rounds[i].v[s][m]))
+					have[m] = false;
+	}
+	if (!have[M_P99])
+		lat = have[M_AVG] ? M_AVG : NMETRICS;
+}
+
+/* The memcached preset's run, or an old run of it without a preset line. */
+static bool is_memcached(void)
+{
+	return !strcmp(conf_get("preset"), "memcached") || !conf_get("server_cmd")[0];
+}
+
+static const char *server_name(void)
+{
+	return conf_get("name")[0] ? conf_get("name") : "memcached";
+}
+
+static const char *lat_label(void)
+{
+	return lat == M_P99 ? "p99" : "mean latency";
+}
+
+/*
+ * B placed nothing: the library passed every call through, so B was plain
+ * too.  The reason from fdrange stat's summary line in @buf, or false.
+ */
+/*
+ * Whether B's placement makes the comparison void: 0 not void, VOID_PLACED_NONE
+ * when B placed no fd (@buf: the reason), VOID_UNKNOWN when its placement
+ * could not be read (@buf: what the locality line says instead).  Unknown
+ * is void too: a B that maybe ran plain must not read as a verdict on the
+ * library.
+ */
+enum { VOID_PLACED_NONE = 1, VOID_UNKNOWN };
+
+static int void_reason(char *buf, size_t len)
+{
+	const char *loc = conf_get("locality"), *pl = strstr(loc, " placed="), *why;
+	char *end;
+	unsigned long placed;
+
+	if (strcmp(conf_get("aa"), "1") == 0)
+		return 0;
+	if (!pl) {
+		size_t n = strlen(loc);
+
+		/* ab-server writes a failure as "(...)": the verdict adds its own. */
+		if (n >= 2 && loc[0] == '(' && loc[n - 1] == ')')
+			snprintf(buf, len, "%.*s", (int)(n - 2), loc + 1);
+		else
+			snprintf(buf, len, "%s", n ? loc : "no locality line in run.conf");
+		return VOID_UNKNOWN;
+	}
+	placed = strtoul(pl + 8, &end, 10);
+	if (end == pl + 8 || (*end && *end != ' ')) {
+		snprintf(buf, len, "%s", loc);
+		return VOID_UNKNOWN;
+	}
+	if (placed != 0)
+		return 0;
+	why = strstr(loc, " reason=");
+	snprintf(buf, len, "%.*s", why ? (int)strcspn(why + 8, " ") : 1, why ? why + 8 : "-");
+	return VOID_PLACED_NONE;
 }
 
 /* The values of @metric on server @s, in round order. */
@@ -168,6 +245,17 @@ static void column(unsigned s, unsigned metric, double *out)
 static struct ab_compare compare(unsigned metric)
 {
 	static double a[MAX_ROUNDS], a2[MAX_ROUNDS], b[MAX_ROUNDS];
+
+	if (metric >= NMETRICS || !have[metric]) {
+		struct ab_compare none;
+
+		memset(&none, 0, sizeof(none));
+		none.ba.median = none.ba.min = none.ba.max = NAN;
+		none.aa = none.ba;
+		none.band_lo = none.band_hi = none.spread = none.p = none.change = NAN;
+		none.decision = AB_SAME;
+		return none;
+	}
 
 	column(SA, metric, a);
 	column(SA2, metric, a2);
@@ -185,7 +273,10 @@ static struct ab_stat stat_of(unsigned s, unsigned metric)
 
 static void fmt_num(char *buf, size_t len, double v)
 {
-	snprintf(buf, len, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, v >= 100 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
 }
 
 static int cpus_needed(void)
@@ -222,9 +313,11 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 		snprintf(buf, len, "no verdict: throughput B/A %s is outside the A/A band %s, but %u "
 			 "round%s cannot show a difference (at least %d; 6 or more recommended)", range,
 			 band, c->n, c->n == 1 ? "" : "s", AB_MIN_ROUNDS);
+	else if (!primary && lat >= NMETRICS)
+		buf[0] = 0;
 	else if (c->decision == AB_TOO_FEW)
-		snprintf(buf, len, "p99 B/A %.2f outside its A/A band %.2f-%.2f, too few rounds to "
-			 "tell", c->ba.median, c->band_lo, c->band_hi);
+		snprintf(buf, len, "%s B/A %.2f outside its A/A band %.2f-%.2f, too few rounds to "
+			 "tell", lat_label(), c->ba.median, c->band_lo, c->band_hi);
 	else if (primary && c->decision == AB_SAME)
 		snprintf(buf, len, "no measurable difference on this machine: throughput B/A %s "
 			 "is inside the A/A band %s", range, band);
@@ -236,30 +329,44 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 			 "B %s", c->change > 0 ? "faster" : "slower",
 			 fabs(c->change) * 100, range, band, cons);
 	else if (c->decision == AB_SAME)
-		snprintf(buf, len, "p99 B/A %.2f inside its A/A band %.2f-%.2f", c->ba.median,
-			 c->band_lo, c->band_hi);
+		snprintf(buf, len, "%s B/A %.2f inside its A/A band %.2f-%.2f", lat_label(),
+			 c->ba.median, c->band_lo, c->band_hi);
 	else if (c->decision == AB_UNCLEAR)
-		snprintf(buf, len, "p99 B/A %.2f outside its A/A band %.2f-%.2f, but B was %s: "
-			 "inconclusive", c->ba.median, c->band_lo, c->band_hi, cons);
+		snprintf(buf, len, "%s B/A %.2f outside its A/A band %.2f-%.2f, but B was %s: "
+			 "inconclusive", lat_label(), c->ba.median, c->band_lo, c->band_hi, cons);
 	else
-		snprintf(buf, len, "p99 %s by %.1f%% (B/A %.2f, outside %.2f-%.2f; B %s)",
+		snprintf(buf, len, "%s %s by %.1f%% (B/A %.2f, outside %.2f-%.2f; B %s)", lat_label(),
 			 c->change > 0 ? "higher" : "lower", fabs(c->change) * 100, c->ba.median,
 			 c->band_lo, c->band_hi, cons);
 }
 
-static void verdict(char *buf, size_t len, const struct ab_compare *ops, const struct ab_compare *p99)
+/* Returns true when the comparison is void (B placed nothing). */
+static bool verdict(char *buf, size_t len, const struct ab_compare *ops, const struct ab_compare *p99)
 {
-	char a[512], b[512] = "", note[256] = "";
+	char a[512], b[512] = "", note[256] = "", aa[128] = "", vd[512] = "", why[160];
 	long cpus = conf_long("cpus_online");
+	int void_kind = void_reason(why, sizeof(why));
+	bool is_void = void_kind != 0;
 
 	clause(a, sizeof(a), ops, true);
 	clause(b, sizeof(b), p99, false);
-	if (cpus > 0 && cpus < cpus_needed())
+	if (cpus > 0 && conf_long("server_threads") > 0 && cpus < cpus_needed())
 		snprintf(note, sizeof(note), " (%ld CPUs for %ld server + %ld client threads: "
 			 "the fd-table effect is not expected here)", cpus,
 			 conf_long("server_threads"), conf_long("client_threads"));
-	snprintf(buf, len, "verdict: %s%s%s%s%s", !strcmp(conf_get("aa"), "1") ?
-		 "[A/A check: B is plain memcached too] " : "", a, b[0] ? "; " : "", b, note);
+	if (!strcmp(conf_get("aa"), "1"))
+		snprintf(aa, sizeof(aa), "[A/A check: B is plain %s too] ", server_name());
+	/* First, so that nobody reads the rest as a verdict on the library. */
+	if (void_kind == VOID_UNKNOWN)
+		snprintf(vd, sizeof(vd), "VOID, B's placement unknown (%s), so B may have run "
+			 "plain: ", why);
+	else if (is_void)
+		snprintf(vd, sizeof(vd), "VOID, B placed no fd (reason=%s), so A and B both ran "
+			 "plain and this compares plain with plain%s: ", why, !strcmp(why, "few_fds") ?
+			 " (the library acts once the process holds 64 fds, FDRANGE_THRESHOLD: "
+			 "more connections)" : "");
+	snprintf(buf, len, "verdict: %s%s%s%s%s%s", vd, aa, a, b[0] ? "; " : "", b, note);
+	return is_void;
 }
 
 static const char *server_label(unsigned s)
@@ -271,16 +378,55 @@ static const char *server_label(unsigned s)
 	return !strcmp(conf_get("aa"), "1") ? "B  plain (--aa)" : "B  libfdrange";
 }
 
+/* "lookup=3.49 create=0.00 ..." from run.conf: the value of @key, or NAN. */
+static double profile_value(const char *side, const char *key)
+{
+	char k[32], pat[40];
+	const char *v, *at;
+
+	snprintf(k, sizeof(k), "profile_%s", side);
+	v = conf_get(k);
+	snprintf(pat, sizeof(pat), "%s=", key);
+	for (at = strstr(v, pat); at && at != v && at[-1] != ' '; at = strstr(at + 1, pat))
+		;
+	return at ? strtod(at + strlen(pat), NULL) : NAN;
+}
+
+/* One line of the fd-path shares of @side, or why there are none. */
+static void profile_line(char *buf, size_t len, const char *side)
+{
+	char k[32];
+	const char *v;
+
+	snprintf(k, sizeof(k), "profile_%s", side);
+	v = conf_get(k);
+	if (!v[0])
+		snprintf(buf, len, "not measured");
+	else if (isnan(profile_value(side, "fd_paths")))
+		snprintf(buf, len, "%s", v);
+	else
+		snprintf(buf, len, "fd paths %.2f%% of CPU: lookup %.2f%%, create %.2f%%, close %.2f%%, "
+			 "lock wait %.2f%%", profile_value(side, "fd_paths"),
+			 profile_value(side, "lookup"), profile_value(side, "create"),
+			 profile_value(side, "close"), profile_value(side, "lock_wait"));
+}
+
 static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 {
-	static const unsigned shown[] = { M_OPS, M_P50, M_P99 };
+	const unsigned shown[] = { M_OPS, M_P50, lat < NMETRICS ? lat : M_P99 };
 	char cell[96], m[24], lo[24], hi[24];
 
-	fprintf(f, "memcached -t %s -m %s%s%s; mcload: %s threads, %s connections, get ratio %s, "
-		"%s-byte values, %s keys\n", conf_get("server_threads"), conf_get("memory_mb"),
-		conf_get("server_args")[0] ? " " : "", conf_get("server_args"),
-		conf_get("client_threads"), conf_get("conns"), conf_get("get_ratio"),
-		conf_get("value_size"), conf_get("keys"));
+	if (conf_get("partial")[0])
+		fprintf(f, "PARTIAL: %s; the rounds completed before it:\n", conf_get("partial"));
+	if (is_memcached())
+		fprintf(f, "memcached -t %s -m %s%s%s; mcload: %s threads, %s connections, get ratio %s, "
+			"%s-byte values, %s keys\n", conf_get("server_threads"), conf_get("memory_mb"),
+			conf_get("server_args")[0] ? " " : "", conf_get("server_args"),
+			conf_get("client_threads"), conf_get("conns"), conf_get("get_ratio"),
+			conf_get("value_size"), conf_get("keys"));
+	else
+		fprintf(f, "server: %s\nload (%s): %s\n", conf_get("server_cmd"), conf_get("parser"),
+			conf_get("load_cmd"));
 	fprintf(f, "%u round%s of %s s per server, order rotating (A B A2, B A2 A, A2 A B); "
 		"%s CPUs online%s%s%s%s\n", nrounds, nrounds == 1 ? "" : "s", conf_get("duration_s"),
 		conf_get("cpus_online"),
@@ -290,7 +436,8 @@ static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 		fprintf(f, "(%u incomplete round%s at the end left out)\n", incomplete,
 			incomplete == 1 ? "" : "s");
 	fprintf(f, "\n%-18s %-28s %-24s %s\n", "server", "ops/s median [min-max]",
-		"p50 us median [min-max]", "p99 us median [min-max]");
+		"p50 us median [min-max]", lat == M_AVG ? "mean us median [min-max]" :
+		"p99 us median [min-max]");
 	for (unsigned s = 0; s < NSERVERS; s++) {
 		fprintf(f, "%-18s", server_label(s));
 		for (unsigned k = 0; k < 3; k++) {
@@ -299,7 +446,10 @@ static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 			fmt_num(m, sizeof(m), st.median);
 			fmt_num(lo, sizeof(lo), st.min);
 			fmt_num(hi, sizeof(hi), st.max);
-			snprintf(cell, sizeof(cell), "%s [%s-%s]", m, lo, hi);
+			if (isnan(st.median))
+				snprintf(cell, sizeof(cell), "-");
+			else
+				snprintf(cell, sizeof(cell), "%s [%s-%s]", m, lo, hi);
 			fprintf(f, " %-*s", k < 2 ? (k ? 24 : 28) : 0, cell);
 		}
 		fputc('\n', f);
@@ -310,8 +460,11 @@ static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 	fputc('\n', f);
 	for (unsigned k = 0; k < 3; k++) {
 		static double a[MAX_ROUNDS], a2[MAX_ROUNDS], b[MAX_ROUNDS];
-		const char *name = shown[k] == M_OPS ? "ops/s" : shown[k] == M_P50 ? "p50" : "p99";
+		const char *name = shown[k] == M_OPS ? "ops/s" : shown[k] == M_P50 ? "p50" :
+				   shown[k] == M_AVG ? "mean" : "p99";
 
+		if (!have[shown[k]])
+			continue;
 		column(SA, shown[k], a);
 		column(SA2, shown[k], a2);
 		column(SB, shown[k], b);
@@ -329,17 +482,31 @@ static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 		const struct ab_compare *c = &cmp[k];
 		char band[48], p[24], hl[24];
 
+		if (!have[shown[k]])
+			continue;
 		snprintf(cell, sizeof(cell), "%.3f [%.3f-%.3f]", c->ba.median, c->ba.min, c->ba.max);
 		snprintf(band, sizeof(band), "%.3f-%.3f (+-%.1f%%)", c->band_lo, c->band_hi,
 			 c->spread * 100);
 		snprintf(p, sizeof(p), "%.2g", c->p);
 		snprintf(hl, sizeof(hl), "%u/%u", c->b_highest, c->b_lowest);
-		fprintf(f, "%-8s %-22s %-24s %-12s %-8s %s\n", k == 0 ? "ops/s" : k == 1 ? "p50 us" : "p99 us",
+		fprintf(f, "%-8s %-22s %-24s %-12s %-8s %s\n", k == 0 ? "ops/s" : k == 1 ? "p50 us" :
+			shown[k] == M_AVG ? "mean us" : "p99 us",
 			cell, band, hl, p, ab_decision_name(c->decision));
 	}
 	fprintf(f, "(band: 1/(1+h) to 1+h, 1+h the largest A2/A or A/A2 of any round; B high/low: rounds where B "
 		"had the highest/lowest value of the three; p: the chance, if B were plain, of ranks "
-		"at least this one-sided; see fdrange-ab-memcached(1))\n");
+		"at least this one-sided; see fdrange-ab(1))\n");
+	if (!have[M_P50] || !have[M_P99])
+		fprintf(f, "(%s: not reported by the load tool)\n", !have[M_P50] && !have[M_P99] ?
+			"p50 and p99" : !have[M_P50] ? "p50" : "p99");
+	if (conf_get("profile_A")[0] || conf_get("profile_B")[0]) {
+		char pa[256], pb[256];
+
+		profile_line(pa, sizeof(pa), "A");
+		profile_line(pb, sizeof(pb), "B");
+		fprintf(f, "\nfd paths (fdrange profile during unmeasured load after the rounds):\n"
+			"  A  plain       %s\n  B  libfdrange  %s\n", pa, pb);
+	}
 	if (conf_get("locality")[0])
 		fprintf(f, "\nB locality (fdrange stat during 2 s of unmeasured load after the rounds): %s\n",
 			conf_get("locality"));
@@ -415,9 +582,10 @@ static void json(FILE *f, const struct ab_compare *cmp, const char *line)
 {
 	static const char *const compared[] = { "ops_per_s", "p50_us", "p99_us" };
 
-	fprintf(f, "{\n  \"schema\": \"%s\",\n  \"config\": {", SCHEMA);
+	fprintf(f, "{\n  \"schema\": \"%s\",\n  \"config\": {", is_memcached() ? SCHEMA_MC : SCHEMA);
 	for (unsigned i = 0, first = 1; i < nconf; i++) {
-		if (!strcmp(conf[i].key, "locality"))
+		if (!strcmp(conf[i].key, "locality") || !strncmp(conf[i].key, "profile_", 8) ||
+		    !strcmp(conf[i].key, "partial"))
 			continue;
 		fprintf(f, "%s\n    ", first ? "" : ",");
 		json_str(f, conf[i].key);
@@ -457,20 +625,61 @@ static void json(FILE *f, const struct ab_compare *cmp, const char *line)
 	}
 	fprintf(f, "  },\n  \"compare\": {\n");
 	for (unsigned k = 0; k < 3; k++)
-		json_compare(f, compared[k], &cmp[k], k == 2);
+		json_compare(f, k == 2 && lat == M_AVG ? "avg_us" : compared[k], &cmp[k], k == 2);
 	fprintf(f, "  },\n  \"complete_rounds\": %u,\n  \"incomplete_rounds\": %u,\n"
-		"  \"locality\": ", nrounds, incomplete);
+		"  \"partial\": ", nrounds, incomplete);
+	if (conf_get("partial")[0])
+		json_str(f, conf_get("partial"));
+	else
+		fputs("null", f);
+	fprintf(f, ",\n  \"fd_paths_pct\": {");
+	for (unsigned s = 0; s < 2; s++) {
+		static const char *const keys[] = { "fd_paths", "lookup", "create", "close", "lock_wait",
+						    "kernel_other", "user" };
+		const char *side = s ? "B" : "A";
+		char k[16];
+
+		snprintf(k, sizeof(k), "profile_%s", side);
+		fprintf(f, "%s\"%s\": ", s ? ", " : "", side);
+		if (isnan(profile_value(side, "fd_paths"))) {
+			if (conf_get(k)[0])
+				json_str(f, conf_get(k));
+			else
+				fputs("null", f);
+			continue;
+		}
+		fputc('{', f);
+		for (unsigned j = 0; j < sizeof(keys) / sizeof(keys[0]); j++) {
+			fprintf(f, "%s\"%s\": ", j ? ", " : "", keys[j]);
+			json_num(f, profile_value(side, keys[j]));
+		}
+		fputc('}', f);
+	}
+	fprintf(f, "},\n  \"locality\": ");
 	json_str(f, conf_get("locality"));
+	{
+		char why[160];
+
+		fprintf(f, ",\n  \"void\": %s", void_reason(why, sizeof(why)) ? "true" : "false");
+	}
 	fprintf(f, ",\n  \"verdict\": ");
 	json_str(f, line + strlen("verdict: "));
 	fprintf(f, "\n}\n");
+}
+
+static void gp_var(FILE *g, const char *name, double v)
+{
+	if (isnan(v) || isinf(v))
+		fprintf(g, "%s = NaN\n", name);
+	else
+		fprintf(g, "%s = %.6g\n", name, v);
 }
 
 /* What the runner's gnuplot script draws: the rounds, the bands, the verdict. */
 static void chart_files(const struct ab_compare *cmp)
 {
 	FILE *d = open_in("chart.dat", "w"), *g;
-	static const unsigned cols[] = { M_OPS, M_P50, M_P99 };
+	const unsigned cols[] = { M_OPS, M_P50, lat < NMETRICS ? lat : M_P99 };
 
 	fprintf(d, "# round");
 	for (unsigned k = 0; k < 3; k++)
@@ -485,21 +694,43 @@ static void chart_files(const struct ab_compare *cmp)
 			for (unsigned s = 0; s < NSERVERS; s++)
 				fprintf(d, " %.6g", r->v[s][cols[k]]);
 		fprintf(d, " %.6g %.6g %.6g %.6g\n", r->v[SB][M_OPS] / r->v[SA][M_OPS],
-			r->v[SA2][M_OPS] / r->v[SA][M_OPS], r->v[SB][M_P99] / r->v[SA][M_P99],
-			r->v[SA2][M_P99] / r->v[SA][M_P99]);
+			r->v[SA2][M_OPS] / r->v[SA][M_OPS], r->v[SB][lat % NMETRICS] / r->v[SA][lat % NMETRICS],
+			r->v[SA2][lat % NMETRICS] / r->v[SA][lat % NMETRICS]);
 	}
 	fclose(d);
 	g = open_in("chart-vars.gp", "w");
-	fprintf(g, "rounds = %u\nops_lo = %.6g\nops_hi = %.6g\nops_med = %.6g\n"
-		"p99_lo = %.6g\np99_hi = %.6g\np99_med = %.6g\n", nrounds, cmp[0].band_lo,
-		cmp[0].band_hi, cmp[0].ba.median, cmp[2].band_lo, cmp[2].band_hi, cmp[2].ba.median);
+	fprintf(g, "rounds = %u\n", nrounds);
+	/* gnuplot's name for not-a-number is NaN, not C's nan. */
+	gp_var(g, "ops_lo", cmp[0].band_lo);
+	gp_var(g, "ops_hi", cmp[0].band_hi);
+	gp_var(g, "ops_med", cmp[0].ba.median);
+	gp_var(g, "p99_lo", cmp[2].band_lo);
+	gp_var(g, "p99_hi", cmp[2].band_hi);
+	gp_var(g, "p99_med", cmp[2].ba.median);
 	fprintf(g, "b_label = \"%s\"\n", server_label(SB) + 3);
+	fprintf(g, "have_lat = %d\nlat_name = \"%s\"\nops_unit = \"ops/s\"\n", lat < NMETRICS,
+		lat == M_AVG ? "mean" : "p99");
+	if (conf_get("profile_A")[0] || conf_get("profile_B")[0]) {
+		char pa[256], pb[256];
+
+		profile_line(pa, sizeof(pa), "A");
+		profile_line(pb, sizeof(pb), "B");
+		for (char *c = pa; *c; c++)
+			if (*c == '"' || *c == '\\')
+				*c = '\'';
+		for (char *c = pb; *c; c++)
+			if (*c == '"' || *c == '\\')
+				*c = '\'';
+		fprintf(g, "profile_title = \"A: %s | B: %s\"\n", pa, pb);
+	} else {
+		fprintf(g, "profile_title = \"\"\n");
+	}
 	fclose(g);
 }
 
 int main(int argc, char **argv)
 {
-	bool as_json = false;
+	bool as_json = false, is_void;
 	struct ab_compare cmp[3];
 	char line[2048];
 	FILE *f;
@@ -509,7 +740,8 @@ int main(int argc, char **argv)
 			as_json = true;
 		else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
 			printf("usage: ab-report DIR [--json]\n"
-			       "The table and verdict of a bench/ab-memcached run from DIR/run.conf and\n"
+			       "The table and verdict of an A/B run (fdrange ab, fdrange-ab-memcached)\n"
+			       "from DIR/run.conf and\n"
 			       "DIR/rounds.csv; writes DIR/summary.txt, DIR/result.json, DIR/chart.dat,\n"
 			       "DIR/chart-vars.gp.\n");
 			return 0;
@@ -525,8 +757,8 @@ int main(int argc, char **argv)
 	read_csv();
 	cmp[0] = compare(M_OPS);
 	cmp[1] = compare(M_P50);
-	cmp[2] = compare(M_P99);
-	verdict(line, sizeof(line), &cmp[0], &cmp[2]);
+	cmp[2] = compare(lat);
+	is_void = verdict(line, sizeof(line), &cmp[0], &cmp[2]);
 	f = open_in("summary.txt", "w");
 	text(f, cmp, line);
 	fclose(f);
@@ -538,5 +770,5 @@ int main(int argc, char **argv)
 		json(stdout, cmp, line);
 	else
 		text(stdout, cmp, line);
-	return fflush(stdout) ? 1 : 0;
+	return fflush(stdout) ? 1 : is_void ? EXIT_VOID : 0;
 }

@@ -8,6 +8,7 @@
 #include "envcheck.h"
 #include "options.h"
 #include "geometry.h"
+#include "profile.h"
 #include "stat.h"
 
 #include <errno.h>
@@ -68,13 +69,19 @@ static void usage(FILE *out)
 		"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
 		"   or: %s stat [--color=WHEN] [--no-map] [--json] PID\n"
 		"   or: %s stat [--json|--prometheus] [--interval S] PID...|--all\n"
+		"   or: %s profile [--seconds N] [--json] PID...|-- COMMAND [ARG]...\n"
+		"   or: %s ab [OPTION]... --load 'COMMAND' -- SERVER [ARG]...\n"
 		"Run COMMAND with libfdrange preloaded: each thread's new file descriptors\n"
 		"go to a range of fd numbers of its own.  Each option sets the environment\n"
 		"variable named beside it; variables already set are kept unless overridden.\n"
 		"'%s stat PID' shows how a running process's fds are placed and which\n"
 		"threads serve them (see '%s stat --help'); '%s -- stat' runs a program\n"
-		"named stat.\n"
-		"\n", prog, prog, prog, prog, prog, prog);
+		"named stat.  'profile' measures the share of a process's CPU in the kernel's\n"
+		"fd paths; 'ab' compares a server plain and under the library with your load\n"
+		"(each with --help).  Both are subcommands too: to run a program named ab\n"
+		"(Apache Bench) or profile under the library, write '%s -- ab ...' or\n"
+		"'%s -- profile ...'.\n"
+		"\n", prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
 		const struct fdr_option *o = &fdr_options[i];
 		char left[48];
@@ -254,6 +261,47 @@ static void warn_unhelpable(const char *cmd)
 	}
 }
 
+/*
+ * fdrange ab: the A/B runner (a script of the fdrange-bench package) run
+ * with this fdrange.  From a build tree, the build's runner and helpers.
+ */
+static int run_ab(char **argv)
+{
+	char exe[PATH_MAX], dir[PATH_MAX], script[PATH_MAX + 16];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	const char *helpers = FDRANGE_HELPERDIR;
+	bool build_tree = false;
+
+	if (n > 0) {
+		char *slash;
+
+		exe[n] = 0;
+		slash = strrchr(exe, '/');
+		if (slash) {
+			snprintf(dir, sizeof(dir), "%.*s/../bench", (int)(slash - exe), exe);
+			snprintf(script, sizeof(script), "%s/ab-report", dir);
+			if (access(script, X_OK) == 0) {
+				helpers = dir;
+				build_tree = true;
+			}
+		}
+		setenv("FDR_AB_FDRANGE", exe, 1);
+	}
+	snprintf(script, sizeof(script), "%s/ab-server", helpers);
+	if (access(script, X_OK) != 0) {
+		fprintf(stderr, "%s ab: the A/B runner is not installed (no %s): install the "
+			"fdrange-bench package\n", prog, script);
+		return EXIT_NOTFOUND;
+	}
+	if (build_tree)
+		setenv("FDR_AB_HELPERDIR", helpers, 1);
+	setenv("AB_PROG", "fdrange ab", 1);
+	argv[0] = script;
+	execv(script, argv);
+	fprintf(stderr, "%s ab: %s: %s\n", prog, script, strerror(errno));
+	return EXIT_NOEXEC;
+}
+
 int main(int argc, char **argv)
 {
 	struct fdr_config cfg, scratch;
@@ -266,6 +314,10 @@ int main(int argc, char **argv)
 	 * "stat" is the command to run. */
 	if (argc > 1 && !strcmp(argv[1], "stat"))
 		return fdrange_stat_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "profile"))
+		return fdrange_profile_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "ab"))
+		return run_ab(argv + 1);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i], *val = NULL;
 		const struct fdr_option *o;

@@ -28,7 +28,7 @@ left_behind() {
 		pgrep -f -- "mcload .*--port $p( |\$)" || true
 	done
 }
-run_ab -t 2 -T 2 -c 8 -d 1 -r 4 -o "$TMP/ab" >"$TMP/ab.out" 2>"$TMP/ab.err" ||
+run_ab -t 2 -T 2 -c 80 -d 1 -r 4 -o "$TMP/ab" >"$TMP/ab.out" 2>"$TMP/ab.err" ||
 	{ cat "$TMP/ab.out" "$TMP/ab.err"; fail "the runner failed"; }
 cat "$TMP/ab.out"
 num='[0-9][0-9.]*'

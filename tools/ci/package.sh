@@ -221,6 +221,11 @@ stop() { # PID: SIGTERM, wait, and no stats block of it may be left behind
 dropin=/usr/share/doc/fdrange/examples/systemd/memcached.service.d/libfdrange.conf
 unit=/lib/systemd/system/memcached.service
 [ -f "$dropin" ] || die "the fdrange package does not ship $dropin"
+# The reference docs ship; docs/results/, the dated record, does not.
+[ -f /usr/share/doc/fdrange/docs/design.md ] || die "the fdrange package does not ship docs/design.md"
+if dpkg -L fdrange | grep '^/usr/share/doc/fdrange/docs/results' >/dev/null; then
+	die "the fdrange package ships docs/results/, which is the source tree's dated record"
+fi
 mapfile -t envs < <(sed -n 's/^Environment=//p' "$dropin")
 [ "${envs[*]}" = "LD_PRELOAD=libfdrange.so" ] || die "the drop-in sets '${envs[*]}', expected LD_PRELOAD=libfdrange.so alone"
 read -r -a exec_start <<<"$(sed -n 's/^ExecStart=//p' "$unit")"
@@ -276,7 +281,7 @@ stop "$pid"
 # it, libfdrange.so by bare name; 4 short rounds, the verdict line at the end.
 [ "$(command -v fdrange-ab-memcached)" = /usr/bin/fdrange-ab-memcached ] ||
 	die "fdrange-ab-memcached on PATH is $(command -v fdrange-ab-memcached || echo nothing), not /usr/bin/fdrange-ab-memcached"
-fdrange-ab-memcached -t 2 -T 2 -c 8 -d 1 -r 4 -q -o "$tmp/ab" >"$tmp/ab.out" 2>&1 ||
+fdrange-ab-memcached -t 2 -T 2 -c 80 -d 1 -r 4 -q -o "$tmp/ab" >"$tmp/ab.out" 2>&1 ||
 	{ cat "$tmp/ab.out"; die "the installed fdrange-ab-memcached failed (output above)"; }
 verdict=$(tail -n 1 "$tmp/ab.out")
 case $verdict in "verdict: "*" A/A band "*) ;; *) cat "$tmp/ab.out"; die "fdrange-ab-memcached: no verdict line at the end (output above)" ;; esac
