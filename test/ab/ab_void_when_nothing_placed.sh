@@ -11,7 +11,7 @@ needs gnuplot python3
 
 if command -v nginx >/dev/null && command -v wrk >/dev/null; then
 	mkdir -p "$TMP/nginx.d"
-	printf '%s\n' 'daemon off;' 'worker_processes 2;' 'pid /dev/null;' 'error_log stderr;' \
+	printf '%s\n' 'daemon off;' 'worker_processes 2;' "pid $TMP/nginx.d/nginx.pid;" 'error_log stderr;' \
 		'events { worker_connections 1024; }' 'http {' '  access_log off;' \
 		"  client_body_temp_path $TMP/nginx.d; proxy_temp_path $TMP/nginx.d; fastcgi_temp_path $TMP/nginx.d;" \
 		"  uwsgi_temp_path $TMP/nginx.d; scgi_temp_path $TMP/nginx.d;" \
