@@ -97,7 +97,7 @@ struct fdr_blk_owner {
 	uint64_t threads;         /* threads ever given this owner */
 	uint64_t placed;          /* moved into its chunks */
 	uint64_t inplace;         /* already in one of its chunks, left alone */
-	uint64_t kept;            /* not moved by rule: fds 0-2, policy */
+	uint64_t kept;            /* not moved by rule: fds 0-2, FDRANGE_OPEN/LOCAL=keep, roundrobin */
 	uint64_t fallback[FDR_FB_NR];
 	uint64_t probes;          /* extra F_DUPFD tries beyond the first (2 syscalls each) */
 	uint64_t claims;          /* chunks and lines claimed */

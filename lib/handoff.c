@@ -146,6 +146,13 @@ unsigned fdr_handoff_owner(unsigned acc)
 	return pred;
 }
 
+bool fdr_handoff_is_local(void)
+{
+	struct fdr_blk_hdr *h = fdr_p->hdr;
+
+	return h && __atomic_load_n(&h->model, __ATOMIC_RELAXED) == FDR_MODEL_LOCAL;
+}
+
 unsigned fdr_handoff_next(unsigned acc)
 {
 	struct fdr_blk_hdr *h = fdr_p->hdr;

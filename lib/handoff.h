@@ -13,6 +13,8 @@
 /* In fdr_place, for an fd accepted by owner @acc: the owner to place it
  * with, FDR_NO_OWNER to leave it where the kernel put it. */
 unsigned fdr_handoff_owner(unsigned acc) FDR_HIDDEN;
+/* Whether the settled model is local: each thread serves what it accepts. */
+bool fdr_handoff_is_local(void) FDR_HIDDEN;
 /* The owner the next accept by owner @acc will be placed with, as far as
  * the model knows now (krange.c aims the kernel's range there). */
 unsigned fdr_handoff_next(unsigned acc) FDR_HIDDEN;

@@ -15,6 +15,7 @@
 
 static const char *const accept_names[] = { "auto", "thread", "roundrobin", NULL };
 static const char *const open_names[] = { "move", "keep", NULL };
+static const char *const local_names[] = { "move", "keep", NULL };
 static const char *const kernel_names[] = { "auto", "off", NULL };
 
 #define OFF(f) offsetof(struct fdr_config, f)
@@ -41,6 +42,14 @@ const struct fdr_option fdr_options[] = {
 	  "shared pool; none moved when epoll is (almost) never used); thread: the "
 	  "accepting thread's range; roundrobin: the k-th accepted fd goes to position k mod L "
 	  "(L = SLOTS, or the online CPUs, at most 64) and fds from other calls are not moved" },
+	{ "FDRANGE_LOCAL", "local", "POLICY", FDR_T_ENUM, OFF(local), 0, 0, 0,
+	  NULL, local_names, "move",
+	  "with FDRANGE_ACCEPT=auto, where the kernel has no fd range: what happens to an "
+	  "accepted fd once the library has learned that each thread serves the connections "
+	  "it accepts (model local: h2o, haproxy with per-thread binds, envoy); move: into "
+	  "the accepting thread's range; keep: where the kernel put it if that is below "
+	  "FDRANGE_BASE, sparing the move's F_DUPFD and close (2 more takes of file_lock per "
+	  "connection); fds handed to other threads are moved either way" },
 	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
 	  NULL, open_names, "move",
 	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "

@@ -18,6 +18,7 @@
 /* Index into the option's names[]: also stored in the stats block. */
 enum fdr_accept { FDR_ACCEPT_AUTO, FDR_ACCEPT_THREAD, FDR_ACCEPT_ROUNDROBIN };
 enum fdr_open { FDR_OPEN_MOVE, FDR_OPEN_KEEP };
+enum fdr_local { FDR_LOCAL_MOVE, FDR_LOCAL_KEEP };
 enum fdr_kernel { FDR_KERNEL_AUTO, FDR_KERNEL_OFF };
 
 enum fdr_source { FDR_SRC_DEFAULT, FDR_SRC_ENV };
@@ -28,6 +29,7 @@ struct fdr_config {
 	unsigned width;          /* 0: auto, ranges grow in 64-fd chunks on demand */
 	unsigned accept;         /* enum fdr_accept */
 	unsigned open;           /* enum fdr_open */
+	unsigned local;          /* enum fdr_local */
 	unsigned threshold;       /* fds the kernel numbers below this are not moved */
 	unsigned kernel;          /* enum fdr_kernel */
 	bool disable;

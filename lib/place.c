@@ -368,6 +368,23 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 			fdr_krange_sink(self, fd, cap);
 		return fd;
 	}
+	/*
+	 * FDRANGE_LOCAL=keep: a connection its accepting thread serves stays
+	 * where the kernel put it on the dup path, whose move takes file_lock
+	 * twice more than the accept itself (docs/design.md, "Servers that
+	 * accept in every thread"), if that is below BASE, where the kernel's
+	 * own numbering rules anyway.  Above it every chunk is, or will be,
+	 * some owner's: a connection left in a hole there would share its
+	 * lines.  Its record was made in fdr_handoff_owner(): the learner
+	 * goes on checking the model with it, and a model that stops being
+	 * local moves again.
+	 */
+	if (origin == FDR_FROM_ACCEPT && o == self && fdr_st.cfg.local == FDR_LOCAL_KEEP &&
+	    fdr_st.cfg.accept == FDR_ACCEPT_AUTO && !fdr_st.kernel_range &&
+	    (unsigned)fd < fdr_st.cfg.base && fdr_handoff_is_local()) {
+		fdr_count(&ow->kept);
+		return fd;
+	}
 	if (fdr_backoff_skip(o, cap, &why)) {
 		fdr_count(&ow->fallback[why]);
 		if (why == FDR_FB_BOUND)

@@ -69,7 +69,7 @@ static const struct blk_metric blk_metrics[] = {
 	M("fdrange_fds_placed_total", "counter", "fds moved into their owner's chunks", placed),
 	M("fdrange_fds_inplace_total", "counter", "fds already in their owner's chunk",
 	  inplace),
-	M("fdrange_fds_kept_total", "counter", "fds not moved by rule (0-2, policy)", kept),
+	M("fdrange_fds_kept_total", "counter", "fds not moved by rule (0-2, FDRANGE_OPEN/LOCAL=keep, roundrobin)", kept),
 	M("fdrange_fds_single_kept_total", "counter",
 	  "fds left alone while the process was single-threaded", single_kept),
 	M("fdrange_few_fds_seen", "gauge",

@@ -12,9 +12,12 @@
 #   --variants "..."   of: plain lib lib-all lib+fdcache lib-all+fdcache fdcache
 #                      lib-rr lib-rr+fdcache range lib+assist lib-all+assist
 #                      lib+assist+fdcache lib-all+assist+fdcache range-sub
-#                      (default: the first six)
+#                      lib-keep lib-move (default: the first six)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
-#                      with default settings; lib+fdcache: libfdrange on the
+#                      with default settings; lib-keep, lib-move: with
+#                      FDRANGE_LOCAL=keep or move (what the dup path does with
+#                      connections their accepting thread serves; --shape ac);
+#                      lib+fdcache: libfdrange on the
 #                      fdcache kernel; fdcache: that kernel alone; lib-rr:
 #                      libfdrange with FDRANGE_ACCEPT=roundrobin (memcached
 #                      hands connection k to worker k mod t, so this puts
@@ -223,6 +226,7 @@ mc)
 	alloff) FDRANGE_THRESHOLD=0 FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1off) FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	keep|move) FDRANGE_LOCAL=$(arg pre) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	sub) SUB_N=$t LD_PRELOAD=/coh/subrange.so $mc & ;;
 	*) $mc & ;;
 	esac
@@ -445,6 +449,8 @@ for smp in $SMPS; do
 			case $v in
 			plain) k=$KPLAIN pa=$PA_PLAIN pre=0 ;;
 			lib) k=$KPLAIN pa=$PA_PLAIN pre=1 ;;
+			lib-keep) k=$KPLAIN pa=$PA_PLAIN pre=keep ;;
+			lib-move) k=$KPLAIN pa=$PA_PLAIN pre=move ;;
 			lib+fdcache) k=$KCACHE pa=$PA_CACHE pre=1off ;;
 			fdcache) k=$KCACHE pa=$PA_CACHE pre=0 ;;
 			lib-rr) k=$KPLAIN pa=$PA_PLAIN pre=rr ;;

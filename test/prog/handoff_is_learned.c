@@ -15,6 +15,14 @@
  *                 be learned right;
  *   local         each worker accepts from the shared listener and serves
  *                 what it accepted (h2o, haproxy multi-queue off);
+ *   local-kept    the same with FDRANGE_LOCAL=keep: once the model is
+ *                 learned, on the dup path, the connections the kernel
+ *                 numbers below BASE stay there (counted kept), the model
+ *                 still checked with them, and those above are placed as
+ *                 without the setting; on the kernel-range path the kernel
+ *                 puts them in the accepting thread's range;
+ *   rotation-kept the rotation with FDRANGE_LOCAL=keep: a hand-off, so
+ *                 placed as without it, nothing kept;
  *   burst         the rotation, but the acceptor first accepts BURST
  *                 connections and only then deals them (a client that
  *                 opens all its connections at once): all of them are
@@ -34,6 +42,7 @@
 #define NWORKERS 4
 #define NCONN 96
 #define LEARNING_MAX 24   /* connections the model may take to settle */
+#define BASE 64           /* FDRANGE_BASE's default: the tests set no other */
 #define BURST 48          /* burst mode: accepted before any is dealt (< the pool's 64 lines) */
 
 enum mode { ROTATION, REFUSING, BATCHED, LOCAL, RANDOM, BURST_ };
@@ -47,6 +56,8 @@ struct worker {
 
 static struct worker workers[NWORKERS];
 static enum mode mode;
+static bool kept_mode;  /* local-kept on the dup path */
+static bool keep_set;   /* FDRANGE_LOCAL=keep */
 static int listener;
 static const int order[NWORKERS] = { 2, 0, 3, 1 };
 static int (*range_of_fd)(int);
@@ -143,15 +154,31 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	pthread_t client;
-	int before, in_chunks = 0, refused = 0;
+	int before, in_chunks = 0, below_base = 0, refused = 0;
+	bool kernel_path = false;
 	unsigned seed = 1;
 
 	test_mode(argc, argv);
-	CHECK(argc >= 3, "usage: %s plain|placed rotation|refusing|batched|local|random|burst",
+	CHECK(argc >= 3,
+	      "usage: %s plain|placed rotation|rotation-kept|refusing|batched|local|local-kept|random|burst",
 	      argv[0]);
+	/* FDRANGE_LOCAL=keep changes only what a local model does. */
+	keep_set = getenv("FDRANGE_LOCAL") && !strcmp(getenv("FDRANGE_LOCAL"), "keep");
+	kept_mode = !strcmp(argv[2], "local-kept");
+	CHECK(!kept_mode || keep_set, "local-kept needs FDRANGE_LOCAL=keep");
+	if (!strcmp(argv[2], "rotation-kept"))
+		argv[2] = "rotation";
 	mode = !strcmp(argv[2], "rotation") ? ROTATION : !strcmp(argv[2], "refusing") ? REFUSING :
-	       !strcmp(argv[2], "batched") ? BATCHED : !strcmp(argv[2], "local") ? LOCAL :
+	       !strcmp(argv[2], "batched") ? BATCHED : !strcmp(argv[2], "local") || kept_mode ? LOCAL :
 	       !strcmp(argv[2], "burst") ? BURST_ : RANDOM;
+	if (placed_mode && kept_mode) {
+		/* Where the kernel has the range the setting changes nothing. */
+		static char text[16384];
+
+		read_report(text, sizeof(text));
+		kernel_path = strstr(text, "placement path: kernel range") != NULL;
+		kept_mode = !kernel_path;
+	}
 	range_of_fd = (int (*)(int))dlsym(RTLD_DEFAULT, "fdrange_range_of_fd");
 	before = count_fds();
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -228,6 +255,13 @@ int main(int argc, char **argv)
 				int fd = w->conns[c], *o = &line_owner[fd / 8];
 				int r = range_of_fd(fd);
 
+				/* Kept: numbered as plain numbers them, below BASE only;
+				 * above it they are placed as without the setting. */
+				if (kept_mode && fd < BASE) {
+					below_base++;
+					continue;
+				}
+
 				/* The shared pool of unpredictable connections is packed. */
 				if (r < 0 && mode == RANDOM)
 					continue;
@@ -270,7 +304,7 @@ int main(int argc, char **argv)
 			/* After a burst the answers are all in at once: the model
 			 * must settle within a few connections, not be judged
 			 * unpredictable for want of the newest answers. */
-			CHECK(in_chunks >= NCONN - refused -
+			CHECK(in_chunks >= NCONN - refused - below_base -
 					   (mode == BURST_ ? BURST + 8 : LEARNING_MAX) -
 					   (mode == REFUSING ? refused * 2 : 0),
 			      "only %d of %d connections in their server's chunks", in_chunks,
@@ -308,6 +342,28 @@ int main(int argc, char **argv)
 		read_report(text, sizeof(text));
 		fputs(text, stdout);
 		CHECK(strstr(text, want), "the report does not say '%s'", want);
+		if (keep_set) {
+			/* The totals row: tid chunks lines threads placed inplace kept ... */
+			const char *t = strstr(text, "\ntotal ");
+			unsigned long v[7] = { 0 };
+
+			CHECK(t && sscanf(t, "\ntotal %lu %lu %lu %lu %lu %lu %lu", &v[0], &v[1], &v[2],
+					  &v[3], &v[4], &v[5], &v[6]) == 7, "no totals row in the report");
+			if (kept_mode) {
+				/* While the model is learned they are placed: keep
+				 * follows the model, not the setting alone. */
+				CHECK(v[6] == (unsigned long)below_base && below_base >= BASE / 2 - LEARNING_MAX,
+				      "%lu connections kept, %d below BASE %d", v[6], below_base, BASE);
+				CHECK(strstr(text, "predictions ") && !strstr(text, " 0 right,"),
+				      "the model was not checked with the kept connections");
+			} else {
+				/* A hand-off (or the kernel's range): nothing kept. */
+				CHECK(v[6] == 0, "%lu connections kept, model not local", v[6]);
+			}
+			printf("FDRANGE_LOCAL=keep: %lu kept, %s\n", v[6],
+			       kernel_path ? "kernel-range path, placed by the kernel" :
+			       kept_mode ? "dup path" : "a hand-off, placed");
+		}
 	}
 	return 0;
 }

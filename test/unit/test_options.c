@@ -47,6 +47,7 @@ static void defaults_without_environment(void **state)
 	assert_int_equal(cfg.pregrow, 1024);
 	assert_int_equal(cfg.threshold, 64);
 	assert_int_equal(cfg.open, FDR_OPEN_MOVE);
+	assert_int_equal(cfg.local, FDR_LOCAL_MOVE);
 	assert_false(cfg.disable);
 	assert_string_equal(cfg.stats, "");
 	for (unsigned i = 0; i < fdr_noptions; i++)
@@ -89,6 +90,10 @@ static void good_values_are_taken(void **state)
 	assert_int_equal(cfg.accept, FDR_ACCEPT_ROUNDROBIN);
 	assert_int_equal(load1("FDRANGE_OPEN", "keep", &cfg, msg), 0);
 	assert_int_equal(cfg.open, FDR_OPEN_KEEP);
+	assert_int_equal(load1("FDRANGE_LOCAL", "keep", &cfg, msg), 0);
+	assert_int_equal(cfg.local, FDR_LOCAL_KEEP);
+	assert_int_equal(load1("FDRANGE_LOCAL", "move", &cfg, msg), 0);
+	assert_int_equal(cfg.local, FDR_LOCAL_MOVE);
 	assert_int_equal(load1("FDRANGE_THRESHOLD", "0", &cfg, msg), 0);
 	assert_int_equal(cfg.threshold, 0);
 	assert_int_equal(load1("FDRANGE_THRESHOLD", "1048576", &cfg, msg), 0);
@@ -153,6 +158,7 @@ static void bad_values_are_refused(void **state)
 	expect_refused("FDRANGE_ACCEPT", "round-robin", "unknown value");
 	expect_refused("FDRANGE_ACCEPT", "", "empty value");
 	expect_refused("FDRANGE_OPEN", "MOVE", "unknown value");
+	expect_refused("FDRANGE_LOCAL", "off", "unknown value");
 	expect_refused("FDRANGE_DISABLE", "2", "not a boolean");
 	expect_refused("FDRANGE_DISABLE", "", "empty value");
 	expect_refused("FDRANGE_STATS", "", "empty value");
