@@ -1,11 +1,11 @@
 #!/bin/bash
-# kernel/ci-check.sh - fast check of the fdcache series for CI:
+# kernel/ci-check.sh - fast check of the kernel series for CI:
 #   1. linux-source-6.12 is there (installed with apt-get if missing);
 #   2. the series applies to it, in order, without fuzz;
 #   3. the touched code compiles without warnings, with CONFIG_FDCACHE=y
 #      and CONFIG_FD_RANGE=y (fs/file.o, the prctl in kernel/sys.o, fork,
 #      exec, io_uring) and with both =n (fs/file.o, kernel/sys.o);
-#   4. the fd-range guest test (kernel/tests/fdalloc.c) builds, and so do
+#   4. the fd-range guest tests (kernel/tests/fdrange_*.c) build, and so do
 #      the lib boot's family programs (test/families, echo_load.c among
 #      them), and its guest-families.sh parses under busybox sh.
 # No boot; kernel/test.sh is the full test. Exit status non-zero on failure.
@@ -100,13 +100,16 @@ make -C "$S" O="$B" -j"$JOBS" prepare > "$B/prepare.log" 2>&1 ||
 compile fdcache-y fs/file.o fs/exec.o kernel/fork.o kernel/sys.o io_uring/openclose.o io_uring/net.o
 config n
 compile fdcache-n fs/file.o kernel/sys.o
-# the guest test of the range: it must build (it runs in kernel/test.sh)
+# the guest tests of the range, one program per behaviour: they must build
+# (they run in kernel/test.sh)
 if command -v gcc >/dev/null && [ -f /usr/include/liburing.h ]; then
-	gcc -O2 -Wall -Wextra -Werror -pthread -o "$D/fdalloc" "$HERE/tests/fdalloc.c" -luring ||
-		die "kernel/tests/fdalloc.c does not build"
-	log "compiled kernel/tests/fdalloc.c"
+	for src in "$HERE"/tests/fdrange_*.c; do
+		gcc -O2 -Wall -Wextra -Werror -pthread -o "$D/$(basename "$src" .c)" "$src" -luring ||
+			die "kernel/tests/$(basename "$src") does not build"
+	done
+	log "compiled kernel/tests/fdrange_*.c"
 else
-	log "liburing-dev not installed: kernel/tests/fdalloc.c not compiled"
+	log "liburing-dev not installed: kernel/tests/fdrange_*.c not compiled"
 fi
 # the lib boot's guest programs, built as kernel/test.sh builds them
 sh "$HERE/../test/families/build.sh" "$D/fam" || die "test/families does not build"

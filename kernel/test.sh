@@ -1,7 +1,8 @@
 #!/bin/bash
-# kernel/test.sh - build the fdcache series into a small x86_64 kernel, boot
-# it in qemu (TCG, no KVM needed) and run the guest tests; exit non-zero on
-# any failure. See kernel/README.md.
+# kernel/test.sh - build the kernel series (the fd range and two upstream
+# fixes, then fdcache) into a small x86_64 kernel, boot it in qemu (TCG, no
+# KVM needed) and run the guest tests; exit non-zero on any failure. See
+# kernel/README.md.
 #
 # Boots (FDCACHE_BOOTS, default "on off range unpatched"):
 #   on         patched kernel, CONFIG_FDCACHE=y and CONFIG_FD_RANGE=y, cache
@@ -254,7 +255,7 @@ IR="$WORK/initramfs"
 rm -rf "$IR"; mkdir -p "$IR"/{bin,proc,sys,dev,tmp,tests}
 cp /bin/busybox "$IR/bin/busybox"
 cp "$TB"/fd* "$IR/tests/"
-# NSS from files only, for fdalloc's getaddrinfo() and getpwnam()
+# NSS from files only, for fdrange_nss's getaddrinfo() and getpwnam()
 mkdir -p "$IR/etc"
 printf 'passwd: files\ngroup: files\nhosts: files\n' > "$IR/etc/nsswitch.conf"
 printf '127.0.0.1 localhost\n' > "$IR/etc/hosts"
@@ -327,7 +328,10 @@ run clone_files /tests/fdfork clone_files $(( ITERS / 20 ))
 run exit /tests/fdfork exit $(( ITERS / 10 ))
 run pidfd_getfd /tests/fdgetfd $ITERS
 run grow /tests/fdgrow $(( ITERS / 100 ))
-run fd-range /tests/fdalloc $RANGE $(( ITERS / 10 ))
+# the fd range: one program per behaviour (kernel/tests/fdrange_*.c)
+for t in create explicit uring nss full floor min_open count grow new_task unshare args race; do
+	run range-$t /tests/fdrange_$t $RANGE $(( ITERS / 10 ))
+done
 run stats /tests/fdstats $EXPECT
 fi
 if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) corruption"; then
@@ -373,7 +377,7 @@ for boot in $BOOTS; do
 	qrc=$?
 	set -e
 	dt=$(( $(date +%s) - t ))
-	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdgrow|fdstats|fdalloc)|FAIL|SKIP|Kernel panic" || true
+	tr -d '\r' < "$out" | grep -E "^(FDTEST|fdrace|fdexec|fdunshare|fdfork|fdgetfd|fdgrow|fdstats|fdrange)|FAIL|SKIP|Kernel panic" || true
 	ok=1
 	[ $qrc -eq 0 ] || { log "boot $boot: qemu exit status $qrc (124: timeout)"; ok=0; }
 	tr -d '\r' < "$out" | grep -q "^FDTEST END failures=0 " || ok=0

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The kernel's per-task fd range (PR_SET_FD_RANGE, kernel/ series patch
- * 0005), where the kernel has it: the kernel then allocates a thread's new
+ * 0002), where the kernel has it: the kernel then allocates a thread's new
  * fds in the thread's own range, and the dup path (place.c) only corrects
  * what lands elsewhere.
  */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Shared helpers for the fdcache guest tests.
+ * Shared helpers for the guest tests. The fdcache programs use all of it;
+ * the fd-range programs (fdrange_*.c) its includes, die() and the alarm
+ * handler, through fdrange.h.
  *
  * Every test watches one descriptor N while something changes what N names.
  * Each file ever installed at N gets an identity: a fresh open() of marker

@@ -137,7 +137,7 @@ static inline bool in_my_range(int fd)
 }
 
 /* This thread's kernel fd range {lo, hi, floor, min_open, open}
- * (PR_GET_FD_RANGE, kernel/ patch 0005): false where the kernel has none.
+ * (PR_GET_FD_RANGE, kernel/ patch 0002): false where the kernel has none.
  * Five values, as the library's own probe asks: a kernel of the series'
  * first version (no min_open) has none for the library either. */
 static inline bool kernel_fd_range(unsigned kr[5])

@@ -2,7 +2,7 @@
  * docs/results/2026-12-05-coherence-what-is-left.md, "Placement inside the
  * embedded table"; why it is not built: docs/design.md): memcached's
  * connections in small fd ranges inside the 64-fd table that files_struct
- * embeds, one range per worker, on the fd-range kernel (patch 0005).
+ * embeds, one range per worker, on the fd-range kernel (patch 0002).
  * libfdrange's chunks are 64 fds wide and start above 64, so placing them
  * grows the table, whose bitmaps then leave file_lock's cache line; this
  * asks what placement saves when they stay.
