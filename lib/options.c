@@ -14,8 +14,10 @@
 #include <string.h>
 
 static const char *const accept_names[] = { "auto", "thread", "roundrobin", NULL };
-static const char *const open_names[] = { "move", "keep", NULL };
-static const char *const local_names[] = { "move", "keep", NULL };
+/* FDRANGE_OPEN and FDRANGE_LOCAL: enum fdr_open and enum fdr_local. */
+static const char *const move_keep_names[] = { "move", "keep", NULL };
+_Static_assert(FDR_OPEN_MOVE == 0 && FDR_OPEN_KEEP == 1 && FDR_LOCAL_MOVE == 0 && FDR_LOCAL_KEEP == 1,
+	       "move_keep_names[] is indexed by both enums");
 static const char *const kernel_names[] = { "auto", "off", NULL };
 
 #define OFF(f) offsetof(struct fdr_config, f)
@@ -43,7 +45,7 @@ const struct fdr_option fdr_options[] = {
 	  "accepting thread's range; roundrobin: the k-th accepted fd goes to position k mod L "
 	  "(L = SLOTS, or the online CPUs, at most 64) and fds from other calls are not moved" },
 	{ "FDRANGE_LOCAL", "local", "POLICY", FDR_T_ENUM, OFF(local), 0, 0, 0,
-	  NULL, local_names, "move",
+	  NULL, move_keep_names, "move",
 	  "with FDRANGE_ACCEPT=auto, where the kernel has no fd range: what happens to an "
 	  "accepted fd once the library has learned that each thread serves the connections "
 	  "it accepts (model local: h2o, haproxy with per-thread binds, envoy); move: into "
@@ -51,7 +53,7 @@ const struct fdr_option fdr_options[] = {
 	  "FDRANGE_BASE, sparing the move's F_DUPFD and close (2 more takes of file_lock per "
 	  "connection); fds handed to other threads are moved either way" },
 	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
-	  NULL, open_names, "move",
+	  NULL, move_keep_names, "move",
 	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "
 	  "them (closing the original fd drops POSIX record locks the process holds on that file)" },
 	{ "FDRANGE_THRESHOLD", "threshold", "N", FDR_T_UINT, OFF(threshold), 0, FDR_MAX_FD, 1,
