@@ -9,7 +9,7 @@
  *                   "nan" for a latency the tool does not report
  *
  * Writes DIR/summary.txt (the text it prints), DIR/result.json (the schema
- * is in fdrange-ab-memcached(1)), and for the runner's gnuplot script
+ * is in fdrange-ab(1)), and for the runner's gnuplot script
  * DIR/chart.dat and DIR/chart-vars.gp.  Prints the text, or with --json
  * the JSON.  The statistics and the decision rule are in ab_stats.h.
  * Exit 0; 1 when DIR cannot be read or holds no complete round; 2 on a

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # The A/B runner's decision rule on made-up runs (no server needed): for
 # each case `ab-memcached --report DIR` must give the decision its numbers
-# call for, by the rule in fdrange-ab-memcached(1) recomputed here in
+# call for, by the rule in fdrange-ab(1) recomputed here in
 # ab_rule.py, p-values included (every way the ranks can fall counted); each
 # case must land where it was built to: noise inside the A/A band, a clear
 # gain, a clear loss, a difference outside the band that could be chance,
