@@ -4,7 +4,9 @@
 #   2. the series applies to it, in order, without fuzz;
 #   3. the touched code compiles without warnings, with CONFIG_FDCACHE=y
 #      and CONFIG_FD_RANGE=y (fs/file.o, the prctl in kernel/sys.o, fork,
-#      exec, io_uring) and with both =n (fs/file.o, kernel/sys.o);
+#      exec, io_uring, and the file_lock users 0007 touches: fs/locks.o,
+#      fs/proc/fd.o), with CONFIG_FD_RANGE=y alone (the range fast paths)
+#      and with both =n;
 #   4. the fd-range guest tests (kernel/tests/fdrange_*.c) build, and so do
 #      the lib boot's family programs (test/families, echo_load.c among
 #      them), and its guest-families.sh parses under busybox sh.
@@ -67,19 +69,21 @@ fi
 
 B="$D/build"
 mkdir -p "$B"
-config() {	# config y|n
+config() {	# config FDCACHE=y|n FD_RANGE=y|n
 	make -s -C "$S" O="$B" tinyconfig >/dev/null || die "make tinyconfig failed"
-	printf 'CONFIG_FDCACHE=%s\nCONFIG_FD_RANGE=%s\n' "$1" "$1" > "$D/fdcache.config"
+	printf 'CONFIG_FDCACHE=%s\nCONFIG_FD_RANGE=%s\n' "$1" "$2" > "$D/fdcache.config"
 	"$S/scripts/kconfig/merge_config.sh" -m -O "$B" "$B/.config" \
 		"$HERE/config.fragment" "$D/fdcache.config" >/dev/null || die "merge_config failed"
 	make -s -C "$S" O="$B" olddefconfig >/dev/null || die "olddefconfig failed"
-	if [ "$1" = y ]; then
-		grep -qx CONFIG_FDCACHE=y "$B/.config" || die "CONFIG_FDCACHE=y did not stick"
-		grep -qx CONFIG_FD_RANGE=y "$B/.config" || die "CONFIG_FD_RANGE=y did not stick"
-	else
-		! grep -q "^CONFIG_FDCACHE=y" "$B/.config" || die "CONFIG_FDCACHE still on"
-		! grep -q "^CONFIG_FD_RANGE=y" "$B/.config" || die "CONFIG_FD_RANGE still on"
-	fi
+	local o v
+	for o in FDCACHE:$1 FD_RANGE:$2; do
+		v=${o#*:} o=${o%:*}
+		if [ "$v" = y ]; then
+			grep -qx "CONFIG_$o=y" "$B/.config" || die "CONFIG_$o=y did not stick"
+		else
+			! grep -q "^CONFIG_$o=y" "$B/.config" || die "CONFIG_$o still on"
+		fi
+	done
 }
 compile() {	# compile label objects...
 	local label=$1; shift
@@ -87,19 +91,23 @@ compile() {	# compile label objects...
 		tail -40 "$B/$label.log"
 		die "compile ($label) failed"
 	fi
-	if grep -E "(fs/file\.c|fdcache|fdtable\.h|kernel/sys\.c|kernel/fork\.c|fs/exec\.c|sched\.h).*(warning|error)" "$B/$label.log"; then
+	if grep -E "(fs/file\.c|fdcache|fdtable\.h|kernel/sys\.c|kernel/fork\.c|fs/exec\.c|sched\.h|fs/locks\.c|fs/proc/fd\.c|io_uring/openclose\.c).*(warning|error)" "$B/$label.log"; then
 		die "warnings ($label)"
 	fi
 	log "compiled ($label): $*"
 }
 
 log "configuring (tinyconfig + kernel/config.fragment + CONFIG_FDCACHE=y CONFIG_FD_RANGE=y), make prepare"
-config y
+config y y
 make -C "$S" O="$B" -j"$JOBS" prepare > "$B/prepare.log" 2>&1 ||
 	{ tail -40 "$B/prepare.log"; die "make prepare failed"; }
-compile fdcache-y fs/file.o fs/exec.o kernel/fork.o kernel/sys.o io_uring/openclose.o io_uring/net.o
-config n
-compile fdcache-n fs/file.o kernel/sys.o
+compile fdcache-y fs/file.o fs/exec.o kernel/fork.o kernel/sys.o io_uring/openclose.o io_uring/net.o \
+	fs/locks.o fs/proc/fd.o
+# the range without fdcache: the range fast paths (patch 0007) are in
+config n y
+compile range-only fs/file.o kernel/sys.o fs/locks.o fs/proc/fd.o io_uring/openclose.o
+config n n
+compile fdcache-n fs/file.o kernel/sys.o fs/locks.o fs/proc/fd.o io_uring/openclose.o
 # the guest tests of the range, one program per behaviour: they must build
 # (they run in kernel/test.sh)
 if command -v gcc >/dev/null && [ -f /usr/include/liburing.h ]; then

@@ -28,6 +28,13 @@
 #              report fails it.  It also fails unless lockdep is still
 #              armed at the end and KASAN said it was initialised, so a
 #              config that silently dropped them cannot pass.
+#   debug-range (opt-in) the same checkers on the range kernel (no
+#              fdcache): the range fast paths of patch 0007, which
+#              CONFIG_FDCACHE turns off, under lockdep and KASAN.
+#   mutant-nolock (opt-in) the range kernel with one deliberate bug in the
+#              range fast paths: a close on the locked path (another
+#              thread's fd, close_range) does not take the group lock.
+#              Passes only if the guest tests catch it.
 #
 # Environment:
 #   FDCACHE_WORK   work dir outside the repo    (/var/tmp/fdrange-kernel)
@@ -171,6 +178,7 @@ build() {
 }
 
 want_patched=0 want_unpatched=0 want_mutant=0 want_debug=0 want_range=0 want_mrange=0 want_lib=0
+want_drange=0 want_mnolock=0
 for boot in $BOOTS; do
 	case $boot in
 	on|off) want_patched=1 ;;
@@ -180,6 +188,8 @@ for boot in $BOOTS; do
 	mutant-range) want_mrange=1 ;;
 	lib) want_range=1 want_lib=1 ;;
 	debug) want_debug=1 ;;
+	debug-range) want_drange=1 ;;
+	mutant-nolock) want_mnolock=1 ;;
 	*) die "unknown boot '$boot'" ;;
 	esac
 done
@@ -192,6 +202,22 @@ done
 [ $want_debug = 1 ] && build debug "$WORK/patched" CONFIG_FDCACHE=y CONFIG_FD_RANGE=y \
 	CONFIG_PROVE_LOCKING=y CONFIG_PROVE_RCU=y CONFIG_DEBUG_ATOMIC_SLEEP=y \
 	"# CONFIG_SLUB_TINY is not set" CONFIG_KASAN=y CONFIG_KASAN_GENERIC=y CONFIG_STACKTRACE=y
+[ $want_drange = 1 ] && build debug-range "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
+	CONFIG_PROVE_LOCKING=y CONFIG_PROVE_RCU=y CONFIG_DEBUG_ATOMIC_SLEEP=y \
+	"# CONFIG_SLUB_TINY is not set" CONFIG_KASAN=y CONFIG_KASAN_GENERIC=y CONFIG_STACKTRACE=y
+if [ $want_mnolock = 1 ]; then
+	if [ "$(cat "$WORK/mutant-nolock.stamp" 2>/dev/null)" != "$patch_id" ]; then
+		log "making the mutant-nolock tree (a locked close takes no group lock)"
+		rm -rf "$WORK/mutant-nolock"
+		cp -a "$WORK/patched" "$WORK/mutant-nolock"
+		perl -0pi -e 's/\tg = fd_group_lock\(fdt, fd\);(\n\tfile = rcu_dereference_raw)/\tg = NULL;$1/' \
+			"$WORK/mutant-nolock/fs/file.c"
+		! cmp -s "$WORK/patched/fs/file.c" "$WORK/mutant-nolock/fs/file.c" || die "mutation did not apply"
+		echo "$patch_id" > "$WORK/mutant-nolock.stamp"
+	fi
+	build mutant-nolock "$WORK/mutant-nolock" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
+		CONFIG_INOTIFY_USER=y
+fi
 if [ $want_mutant = 1 ]; then
 	if [ "$(cat "$WORK/mutant.stamp" 2>/dev/null)" != "$patch_id" ]; then
 		log "making the mutant tree (dup2 does not invalidate)"
@@ -204,7 +230,8 @@ if [ $want_mutant = 1 ]; then
 			die "mutation did not apply"
 		echo "$patch_id" > "$WORK/mutant.stamp"
 	fi
-	build mutant "$WORK/mutant" CONFIG_FDCACHE=y
+	# with the range too, as the on boot: the range tests must pass on it
+	build mutant "$WORK/mutant" CONFIG_FDCACHE=y CONFIG_FD_RANGE=y
 fi
 if [ $want_mrange = 1 ]; then
 	if [ "$(cat "$WORK/mutant-range.stamp" 2>/dev/null)" != "$patch_id" ]; then
@@ -329,7 +356,7 @@ run exit /tests/fdfork exit $(( ITERS / 10 ))
 run pidfd_getfd /tests/fdgetfd $ITERS
 run grow /tests/fdgrow $(( ITERS / 100 ))
 # the fd range: one program per behaviour (kernel/tests/fdrange_*.c)
-for t in create explicit uring nss full floor min_open count grow new_task unshare args race; do
+for t in create explicit uring nss full floor min_open count grow new_task unshare args race nolock; do
 	run range-$t /tests/fdrange_$t $RANGE $(( ITERS / 10 ))
 done
 run stats /tests/fdstats $EXPECT
@@ -358,12 +385,14 @@ for boot in $BOOTS; do
 	case $boot in
 	on)        k=patched;   extra="";                         expect=on   range=on ;;
 	off)       k=patched;   extra="fdcache=off fd_range=off"; expect=off  range=off ;;
-	range)     k=range;     extra="";                         expect=none range=on ;;
+	range)     k=range;     extra="fd_range_nolock=on";       expect=none range=on ;;
 	unpatched) k=unpatched; extra="";                         expect=none range=off ;;
 	mutant)    k=mutant;    extra="";                         expect=on   range=on ;;
 	mutant-range) k=mutant-range; extra="";                   expect=none range=on ;;
 	debug)     k=debug;     extra="";                         expect=on   range=on ;;
-	lib)       k=range;     extra="fdtest.suite=lib";         expect=none range=on ;;
+	debug-range) k=debug-range; extra="fd_range_nolock=on";   expect=none range=on ;;
+	mutant-nolock) k=mutant-nolock; extra="fd_range_nolock=on"; expect=none range=on ;;
+	lib)       k=range;     extra="fd_range_nolock=on fdtest.suite=lib"; expect=none range=on ;;
 	esac
 	out="$WORK/boot-$boot.log"
 	log "boot $boot: qemu -accel tcg -smp $SMP, kernel $k $extra (log $out)"
@@ -387,17 +416,22 @@ for boot in $BOOTS; do
 	if [ "$boot" = mutant-range ] && ! tr -d '\r' < "$out" | grep -q "new thread inherited"; then
 		ok=1
 	fi
+	# and the nolock mutant by the stress test or the kernel's own checks
+	if [ "$boot" = mutant-nolock ] && ! tr -d '\r' < "$out" |
+		grep -qE "fdrange_nolock: FAIL|FDTEST RC range-nolock rc=[1-9]|FDTEST DMESG problems|Kernel panic"; then
+		ok=1
+	fi
 	if [ "$boot" = lib ]; then
 		tr -d '\r' < "$out" | grep -q "^FDTEST LIBPATH placement path: kernel range" ||
 			{ log "boot lib: the library did not take the kernel-range path"; ok=0; }
 	fi
-	if [ "$boot" = debug ]; then
+	if [ "$boot" = debug ] || [ "$boot" = debug-range ]; then
 		tr -d '\r' < "$out" | grep -qx "FDTEST LOCKDEP debug_locks: 1" ||
 			{ log "boot debug: lockdep not armed at the end"; ok=0; }
 		tr -d '\r' < "$out" | grep -qx "FDTEST KASAN on" ||
 			{ log "boot debug: KASAN not initialised"; ok=0; }
 	fi
-	if [ "$boot" = mutant ] || [ "$boot" = mutant-range ]; then
+	if [ "$boot" = mutant ] || [ "$boot" = mutant-range ] || [ "$boot" = mutant-nolock ]; then
 		# inverted: the deliberate bug must be noticed
 		if [ $ok = 0 ]; then
 			summary+=("boot $boot: PASS, the tests caught the deliberate bug (${dt}s)")

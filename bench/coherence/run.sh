@@ -12,7 +12,8 @@
 #   --variants "..."   of: plain lib lib-all lib+fdcache lib-all+fdcache fdcache
 #                      lib-rr lib-rr+fdcache range lib+assist lib-all+assist
 #                      lib+assist+fdcache lib-all+assist+fdcache range-sub
-#                      lib-keep lib-move (default: the first six)
+#                      lib-keep lib-move lib+assist-nolock (default: the
+#                      first six)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib-keep, lib-move: with
 #                      FDRANGE_LOCAL=keep or move (what the dup path does with
@@ -35,7 +36,11 @@
 #                      CONFIG_FDCACHE=n: the full_fds_bits patch, and the
 #                      range's check with no range set); lib+assist,
 #                      lib-all+assist: the library on it, which then takes
-#                      its kernel-range path; lib+assist+fdcache,
+#                      its kernel-range path; lib+assist-nolock: the
+#                      same booted with fd_range_nolock=on, allocating
+#                      and closing in its range without file_lock (patch
+#                      0007);
+#                      lib+assist+fdcache,
 #                      lib-all+assist+fdcache: the library on the fdcache
 #                      kernel, kernel-range path; range-sub: an
 #                      experiment, not libfdrange: guest/subrange.c puts
@@ -446,6 +451,7 @@ for smp in $SMPS; do
 	fi
 	for r in $(seq 1 "$ROUNDS"); do
 		for v in $VARIANTS; do
+			kx=""
 			case $v in
 			plain) k=$KPLAIN pa=$PA_PLAIN pre=0 ;;
 			lib) k=$KPLAIN pa=$PA_PLAIN pre=1 ;;
@@ -459,6 +465,7 @@ for smp in $SMPS; do
 			lib-all+fdcache) k=$KCACHE pa=$PA_CACHE pre=alloff ;;
 			range) k=$KRANGE pa=$PA_RANGE pre=0 ;;
 			lib+assist) k=$KRANGE pa=$PA_RANGE pre=1 ;;
+			lib+assist-nolock) k=$KRANGE pa=$PA_RANGE pre=1 kx=fd_range_nolock=on ;;
 			lib-all+assist) k=$KRANGE pa=$PA_RANGE pre=all ;;
 			range-sub) k=$KRANGE pa=$PA_RANGE pre=sub ;;
 			lib+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
@@ -466,7 +473,7 @@ for smp in $SMPS; do
 			*) die "unknown variant $v" ;;
 			esac
 			boot "smp$smp-r$r-$v" "$k" "$WORK/ir-full.cpio.gz" "$smp" "$pa" \
-				"coh.job=mc coh.shape=$SHAPE coh.variant=$v coh.pre=$pre coh.threads=$smp coh.conns=$CONNS coh.requests=$REQUESTS coh.churn=$CHURN coh.pin=$PIN" ||
+				"$kx${kx:+ }coh.job=mc coh.shape=$SHAPE coh.variant=$v coh.pre=$pre coh.threads=$smp coh.conns=$CONNS coh.requests=$REQUESTS coh.churn=$CHURN coh.pin=$PIN" ||
 				status=1
 		done
 	done
