@@ -210,7 +210,7 @@ if [ $want_mnolock = 1 ]; then
 		log "making the mutant-nolock tree (a locked close takes no group lock)"
 		rm -rf "$WORK/mutant-nolock"
 		cp -a "$WORK/patched" "$WORK/mutant-nolock"
-		perl -0pi -e 's/\tg = fd_group_lock\(fdt, fd\);(\n\tfile = rcu_dereference_raw)/\tg = NULL;$1/' \
+		perl -0pi -e 's/\tstruct fd_group \*g = files_fd_hold\(files, fd\);(\n\tstruct file \*file = file_close_fd_held)/\tstruct fd_group *g = NULL;$1/' \
 			"$WORK/mutant-nolock/fs/file.c"
 		! cmp -s "$WORK/patched/fs/file.c" "$WORK/mutant-nolock/fs/file.c" || die "mutation did not apply"
 		echo "$patch_id" > "$WORK/mutant-nolock.stamp"
