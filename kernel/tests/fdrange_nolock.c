@@ -94,16 +94,24 @@ static void *ranged(void *arg)
 	return NULL;
 }
 
+/* A slot of some ranged thread's range, free or not. */
+static unsigned ranged_slot(unsigned *s)
+{
+	unsigned lo = lo_of(rnd(s) % NR);
+
+	return lo + rnd(s) % WIDTH;
+}
+
 static void *dupper(void *arg)
 {
 	unsigned s = 99;
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		int fd = lo_of(rnd(&s) % NR) + rnd(&s) % WIDTH;
+		int fd = (int)ranged_slot(&s);
 		/* From a slot of the ranges too, which its owner may be
 		 * closing at this moment. */
-		int from = rnd(&s) & 1 ? probe : (int)(lo_of(rnd(&s) % NR) + rnd(&s) % WIDTH);
+		int from = rnd(&s) & 1 ? probe : (int)ranged_slot(&s);
 
 		if (rnd(&s) & 1)
 			dup2(from, fd);
@@ -121,7 +129,7 @@ static void *closer(void *arg)
 
 	(void)arg;
 	while (!atomic_load(&stop)) {
-		unsigned fd = lo_of(rnd(&s) % NR) + rnd(&s) % WIDTH;
+		unsigned fd = ranged_slot(&s);
 
 		switch (rnd(&s) % 9) {
 		case 8: {
