@@ -37,7 +37,8 @@ MIN_SEPARATION = 50.0
 MIN_OVERLAP = 0.10
 VARIANTS = ["plain", "lib", "lib-all", "lib+fdcache", "lib-all+fdcache", "fdcache", "lib-rr",
             "lib-rr+fdcache", "range", "lib+assist", "lib-all+assist", "lib+assist+fdcache",
-            "lib-all+assist+fdcache", "range-sub", "lib-keep", "lib-move", "lib+assist-nolock"]
+            "lib-all+assist+fdcache", "range-sub", "lib-keep", "lib-move", "lib+assist-nolock",
+            "lib+assist-w64", "lib+assist-nolock-w64"]
 
 
 def kv(text):

@@ -12,7 +12,8 @@
 #   --variants "..."   of: plain lib lib-all lib+fdcache lib-all+fdcache fdcache
 #                      lib-rr lib-rr+fdcache range lib+assist lib-all+assist
 #                      lib+assist+fdcache lib-all+assist+fdcache range-sub
-#                      lib-keep lib-move lib+assist-nolock (default: the
+#                      lib-keep lib-move lib+assist-nolock lib+assist-w64
+#                      lib+assist-nolock-w64 (default: the
 #                      first six)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib-keep, lib-move: with
@@ -39,7 +40,9 @@
 #                      its kernel-range path; lib+assist-nolock: the
 #                      same booted with fd_range_nolock=on, allocating
 #                      and closing in its range without file_lock (patch
-#                      0007);
+#                      0007); lib+assist-w64, lib+assist-nolock-w64: those
+#                      with FDRANGE_WIDTH=64 (each thread one 64-fd chunk
+#                      of its own, one open_fds word, no shared 8-fd line);
 #                      lib+assist+fdcache,
 #                      lib-all+assist+fdcache: the library on the fdcache
 #                      kernel, kernel-range path; range-sub: an
@@ -232,6 +235,7 @@ mc)
 	1) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	1off) FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	keep|move) FDRANGE_LOCAL=$(arg pre) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	w64) FDRANGE_WIDTH=64 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	sub) SUB_N=$t LD_PRELOAD=/coh/subrange.so $mc & ;;
 	*) $mc & ;;
 	esac
@@ -268,6 +272,9 @@ mc)
 	echo "COH server $(cat /proc/$pid/comm) threads=$(ls /proc/$pid/task | wc -l)"
 	kill $pid; wait $pid
 	[ -f /tmp/fdrange-report ] && sed 's/^/COH REPORT /' /tmp/fdrange-report
+	# the range fast paths' outcomes (patch 0007), where the kernel has them
+	mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	[ -r /sys/kernel/debug/fd_range/stats ] && sed 's/^/COH KSTAT /' /sys/kernel/debug/fd_range/stats
 	;;
 esac
 echo "COH END"
@@ -466,6 +473,8 @@ for smp in $SMPS; do
 			range) k=$KRANGE pa=$PA_RANGE pre=0 ;;
 			lib+assist) k=$KRANGE pa=$PA_RANGE pre=1 ;;
 			lib+assist-nolock) k=$KRANGE pa=$PA_RANGE pre=1 kx=fd_range_nolock=on ;;
+			lib+assist-w64) k=$KRANGE pa=$PA_RANGE pre=w64 ;;
+			lib+assist-nolock-w64) k=$KRANGE pa=$PA_RANGE pre=w64 kx=fd_range_nolock=on ;;
 			lib-all+assist) k=$KRANGE pa=$PA_RANGE pre=all ;;
 			range-sub) k=$KRANGE pa=$PA_RANGE pre=sub ;;
 			lib+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;

@@ -325,10 +325,48 @@ static long files_allocated(void)
 	return n;
 }
 
+/* A count from debugfs's fd_range/stats, or -1. */
+static long fast_stat(const char *name)
+{
+	char key[32];
+	long v, n = -1;
+	FILE *f = fopen("/sys/kernel/debug/fd_range/stats", "r");
+
+	while (f && fscanf(f, "%31s %ld", key, &v) == 2)
+		if (!strcmp(key, name))
+			n = v;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+/* Booted with fd_range_nolock=on, on a kernel without the fdcache (which
+ * turns the fast paths off): what PR_GET_FD_RANGE must report. */
+static int booted_nolock(void)
+{
+	char buf[4096] = "";
+	FILE *f = fopen("/proc/cmdline", "r");
+
+	if (f && !fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	if (f)
+		fclose(f);
+	return strstr(buf, "fd_range_nolock=on") && access("/sys/kernel/debug/fdcache", F_OK);
+}
+
 static void nolock(void)
 {
 	struct rlimit rl = { 1 << 17, 1 << 17 };
 	long rounds = iters / 50 < 2 ? 2 : iters / 50, before, after = -1, slack;
+	long fast0 = fast_stat("alloc_fast"), cfast0 = fast_stat("close_fast");
+	unsigned r6[6] = { 0, 0, 0, 0, 0, 7 };
+	int on = booted_nolock();
+
+	/* The sixth value says whether the fast paths run, so that the
+	 * library can lay its ranges out for the groups. */
+	CHECK(prctl(PR_GET_FD_RANGE, r6, 6, 0, 0) == 0 && r6[5] == (unsigned)on,
+	      "PR_GET_FD_RANGE's sixth value %u, booted %s fd_range_nolock=on", r6[5],
+	      on ? "with" : "without");
 
 	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "RLIMIT_NOFILE: %s", strerror(errno));
 	before = files_allocated();
@@ -349,6 +387,15 @@ static void nolock(void)
 	for (int i = 0; i < 100 && (after = files_allocated()) > before + slack; i++)
 		usleep(20000);
 	CHECK(after <= before + slack, "files allocated: %ld before the rounds, %ld after", before, after);
+	/* A stress test of the fast paths is one only if they ran. */
+	if (on) {
+		long fast = fast_stat("alloc_fast"), cfast = fast_stat("close_fast");
+
+		CHECK(fast0 >= 0 && fast > fast0 && cfast > cfast0,
+		      "fast paths not taken: alloc_fast %ld -> %ld, close_fast %ld -> %ld "
+		      "(debugfs fd_range/stats)", fast0, fast, cfast0, cfast);
+		printf("%s: fast allocations %ld, fast closes %ld\n", prog, fast - fast0, cfast - cfast0);
+	}
 	printf("%s: %ld rounds of %d ms\n", prog, rounds, ROUND_MS);
 }
 
