@@ -40,6 +40,8 @@ struct fdr_state {
 	bool secure;               /* AT_SECURE: environment ignored */
 	bool sandboxed;            /* a seccomp filter is or will be in force */
 	bool kernel_range;         /* the kernel has PR_SET_FD_RANGE and it is used */
+	bool kernel_groups;        /* ... and allocates and closes in ranges without
+				    * the table's lock, per 64-fd group (lines.h) */
 	uint32_t why;              /* enum fdr_why: what the block and the report say */
 	char why_msg[160];         /* FDR_WHY_CONFIG: the message printed at start */
 	struct fdr_config cfg;

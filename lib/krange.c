@@ -79,10 +79,11 @@
 #define PR_GET_FD_RANGE 0x46440002
 #endif
 
-bool fdr_krange_probe(void)
+bool fdr_krange_probe(bool *groups)
 {
-	unsigned r[5];
+	unsigned r[6];
 
+	*groups = false;
 	/* Under roundrobin or open=keep some fds stay where the kernel numbers
 	 * them; a range would number those too. */
 	if (fdr_st.cfg.kernel == FDR_KERNEL_OFF || !fdr_st.active ||
@@ -93,7 +94,12 @@ bool fdr_krange_probe(void)
 	 * series' first version, which had no min_open (and so no fifth
 	 * value): its floor alone would keep holes below the threshold
 	 * filled. */
-	return sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 5, 0, 0) == 0;
+	if (sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 5, 0, 0))
+		return false;
+	/* The sixth value (patch 0007) says whether the kernel has the fast
+	 * paths on; a kernel before it refuses six values with EINVAL. */
+	*groups = sys_prctl(PR_GET_FD_RANGE, (unsigned long)r, 6, 0, 0) == 0 && r[5] == 1;
+	return true;
 }
 
 /*
@@ -165,7 +171,8 @@ static bool dest(unsigned o, unsigned long cap, unsigned *lo, unsigned *hi)
 		return false;  /* one fd per line: no range fits */
 	line = __atomic_load_n(&ow->line, __ATOMIC_RELAXED);
 	if (line && (!__atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) ||
-		     __atomic_load_n(&ow->hint_line, __ATOMIC_RELAXED)) &&
+		     (__atomic_load_n(&ow->hint_line, __ATOMIC_RELAXED) &&
+		      fdr_line_used(true))) &&
 	    fdr_line_owner(line - 1) == fdr_owner_id(o)) {
 		*lo = (unsigned)fdr_line_lo(base, line - 1);
 		*hi = *lo + 8;

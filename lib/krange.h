@@ -11,8 +11,10 @@
 #include "global.h"
 
 /* At start-up, while nothing is placed: does the kernel have it?  One
- * prctl, and none at all with FDRANGE_KERNEL=off or in a sandbox. */
-bool fdr_krange_probe(void) FDR_HIDDEN;
+ * prctl (two on a kernel with it), and none at all with FDRANGE_KERNEL=off
+ * or in a sandbox.  *@groups: whether it allocates and closes in ranges
+ * without the table's lock (patch 0007, booted with fd_range_nolock=on). */
+bool fdr_krange_probe(bool *groups) FDR_HIDDEN;
 
 /* Before the library stops (a seccomp filter is coming): the calling
  * thread's range is dropped, while the prctl is still allowed; nothing if

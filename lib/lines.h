@@ -9,6 +9,21 @@
 
 #define FDR_NO_LINE (~0u)
 
+/*
+ * Does a thread use its line of the pool, given whether it holds @chunks?
+ * Not for a fixed FDRANGE_WIDTH.  Where the kernel allocates and closes in
+ * ranges under a lock per 64-fd group (kernel patch 0007), only until it
+ * has a chunk: a thread that has outgrown its line and goes back to it
+ * whenever closes free a slot there would share the group lock of the
+ * line's chunk with seven other threads, as it shared file_lock, for
+ * every fd it gets there.  A thread with a few fds keeps its line: a
+ * chunk each would spend the do-no-harm bound's fd numbers on them.
+ */
+static inline bool fdr_line_used(bool chunks)
+{
+	return !fdr_st.cfg.width && !(chunks && fdr_st.kernel_groups);
+}
+
 /* Line @line (chunk * 8 + l) holds fds [BASE + 8 line, BASE + 8 line + 8). */
 static inline unsigned long fdr_line_lo(unsigned base, unsigned line)
 {

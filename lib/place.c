@@ -279,6 +279,7 @@ static long place(int fd, bool cloexec, unsigned *o, unsigned long cap, bool *bo
 {
 	struct fdr_blk_owner *ow = fdr_owner(*o);
 	unsigned line = FDR_NO_LINE;
+	bool chunks;
 	long nfd;
 
 	if (*o == FDR_OWN_SPARSE) {
@@ -289,10 +290,11 @@ static long place(int fd, bool cloexec, unsigned *o, unsigned long cap, bool *bo
 		*o = FDR_OWN_SHARED;
 		ow = fdr_owner(*o);
 	}
-	/* A thread without chunks, or whose line has room again: its line first. */
-	if (!fdr_st.cfg.width && __atomic_load_n(&ow->kind, __ATOMIC_RELAXED) == FDR_KIND_THREAD) {
-		bool chunks = __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) != 0;
-
+	/* A thread without chunks, or whose line has room again: its line
+	 * first, where it uses one (fdr_line_used()). */
+	chunks = __atomic_load_n(&ow->chunks, __ATOMIC_RELAXED) != 0;
+	if (__atomic_load_n(&ow->kind, __ATOMIC_RELAXED) == FDR_KIND_THREAD &&
+	    fdr_line_used(chunks)) {
 		line = !chunks || __atomic_load_n(&ow->line, __ATOMIC_RELAXED) ?
 		       fdr_line_of(*o, cap, bounded) : FDR_NO_LINE;
 		if (line != FDR_NO_LINE && (!chunks || __atomic_load_n(&ow->hint_line, __ATOMIC_RELAXED))) {

@@ -177,7 +177,7 @@ static void probe_kernel(void)
 {
 	struct fdr_blk_hdr *h = __atomic_load_n(&fdr_p->hdr, __ATOMIC_ACQUIRE);
 
-	fdr_st.kernel_range = fdr_krange_probe();
+	fdr_st.kernel_range = fdr_krange_probe(&fdr_st.kernel_groups);
 	if (h)
 		__atomic_store_n(&h->kernel_range, fdr_st.kernel_range, __ATOMIC_RELAXED);
 }

@@ -29,6 +29,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -39,6 +40,23 @@ int __open_2(const char *path, int flags);
 int __open64_2(const char *path, int flags);
 int __openat_2(int dirfd, const char *path, int flags);
 int __openat64_2(int dirfd, const char *path, int flags);
+
+/*
+ * The library is on its kernel-range path, on a kernel that allocates and
+ * closes in ranges without the table's lock (patch 0007 booted with
+ * fd_range_nolock=on: PR_GET_FD_RANGE's sixth value is 1): there a thread
+ * that has a chunk no longer goes back to its 8-fd line (lib/lines.h).
+ */
+static inline bool kernel_groups(void)
+{
+	unsigned r[6] = { 0 };
+	const char *k = getenv("FDRANGE_KERNEL"), *a = getenv("FDRANGE_ACCEPT"),
+		   *o = getenv("FDRANGE_OPEN");
+
+	if ((k && !strcmp(k, "off")) || (a && !strcmp(a, "roundrobin")) || (o && !strcmp(o, "keep")))
+		return false;
+	return syscall(SYS_prctl, 0x46440002, r, 6, 0, 0) == 0 && r[5] == 1;
+}
 
 /* The lowest free fd right now (what the kernel would hand out next). */
 static inline int lowest_free(void)
