@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fdrange_nolock on|off [ITERS]: the range fast paths (patch 0007: a task
- * allocates and closes in its own range under its group's lock, not
- * file_lock) against everything else that writes the same slots at the same
- * time.  ITERS / 50 rounds (at least 2), each in a fresh process, so that
+ * allocates in its own range, and any task closes or puts back an fd
+ * there, under the group's lock, not file_lock) against everything else
+ * that writes the same slots at the same time.  ITERS / 50 rounds (at least 2), each in a fresh process, so that
  * the table starts small and grows while the ranges are in use:
  *
  *   - NR threads with ranges, each in a group of its own (512 fds apart),
@@ -340,18 +340,27 @@ static long fast_stat(const char *name)
 	return n;
 }
 
-/* Booted with fd_range_nolock=on, on a kernel without the fdcache (which
- * turns the fast paths off): what PR_GET_FD_RANGE must report. */
+/* Booted with fd_range_nolock on (any of kstrtobool()'s spellings; the
+ * last one given wins), on a kernel without the fdcache (which turns the
+ * fast paths off): what PR_GET_FD_RANGE must report. */
 static int booted_nolock(void)
 {
-	char buf[4096] = "";
+	char buf[4096] = "", *p, *v;
 	FILE *f = fopen("/proc/cmdline", "r");
+	int on = 0;
 
 	if (f && !fgets(buf, sizeof(buf), f))
 		buf[0] = 0;
 	if (f)
 		fclose(f);
-	return strstr(buf, "fd_range_nolock=on") && access("/sys/kernel/debug/fdcache", F_OK);
+	for (p = buf; (p = strstr(p, "fd_range_nolock=")); p = v) {
+		v = p + strlen("fd_range_nolock=");
+		if (p != buf && p[-1] != ' ')
+			continue;
+		on = v[0] && strchr("1yYtT", v[0]) ? 1 : (v[0] == 'o' || v[0] == 'O') &&
+		     (v[1] == 'n' || v[1] == 'N') ? 1 : 0;
+	}
+	return on && access("/sys/kernel/debug/fdcache", F_OK);
 }
 
 static void nolock(void)
