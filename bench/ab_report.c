@@ -13,8 +13,11 @@
  * DIR/chart.dat and DIR/chart-vars.gp.  Prints the text, or with --json
  * the JSON.  The statistics and the decision rule are in ab_stats.h.
  * Exit 0; 1 when DIR cannot be read or holds no complete round; 2 on a
- * bad argument; 3 when the comparison is void: B placed no fd (the
- * locality line of run.conf says placed=0), so A and B both ran plain.
+ * bad argument; 3 when there is no verdict: the comparison is void (B
+ * placed no fd: the locality line of run.conf says placed=0, so A and B
+ * both ran plain; or its placement is unknown), or the throughput is
+ * outside the A/A band in fewer rounds than a difference needs
+ * (AB_MIN_ROUNDS: "no verdict: ...").
  */
 #include "ab_stats.h"
 
@@ -30,7 +33,7 @@
 #define MAX_CONF 60
 #define SCHEMA_MC "fdrange-ab-memcached/1"
 #define SCHEMA "fdrange-ab/1"
-#define EXIT_VOID 3
+#define EXIT_VOID 3             /* no verdict: void, or too few rounds */
 
 enum { SA, SA2, SB, NSERVERS };
 enum { M_OPS, M_AVG, M_P50, M_P90, M_P99, M_P999, M_MAX, M_ERRORS, NMETRICS };
@@ -306,7 +309,8 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 	char range[64], band[64], cons[96];
 
 	snprintf(range, sizeof(range), "%.3f [%.2f-%.2f]", c->ba.median, c->ba.min, c->ba.max);
-	snprintf(band, sizeof(band), "%.2f-%.2f (+-%.*f%%)", c->band_lo, c->band_hi,
+	/* The band with the digits of the ratio it is compared with. */
+	snprintf(band, sizeof(band), "%.3f-%.3f (+-%.*f%%)", c->band_lo, c->band_hi,
 		 c->spread < 0.1 ? 1 : 0, c->spread * 100);
 	consistency(cons, sizeof(cons), c, primary, primary);
 	if (primary && c->decision == AB_TOO_FEW)
@@ -350,10 +354,17 @@ static bool verdict(char *buf, size_t len, const struct ab_compare *ops, const s
 
 	clause(a, sizeof(a), ops, true);
 	clause(b, sizeof(b), p99, false);
-	if (cpus > 0 && conf_long("server_threads") > 0 && cpus < cpus_needed())
-		snprintf(note, sizeof(note), " (%ld CPUs for %ld server + %ld client threads: "
-			 "the fd-table effect is not expected here)", cpus,
-			 conf_long("server_threads"), conf_long("client_threads"));
+	/* The one caveat of both: the preset gives its thread counts, the
+	 * runner counts the server's threads (client threads unknown then). */
+	if (cpus > 0 && conf_long("server_threads") > 0 && cpus < cpus_needed()) {
+		if (conf_long("client_threads") > 0)
+			snprintf(note, sizeof(note), " (%ld CPUs for %ld server + %ld client threads: "
+				 "the fd-table effect is not expected here)", cpus,
+				 conf_long("server_threads"), conf_long("client_threads"));
+		else
+			snprintf(note, sizeof(note), " (%ld CPUs for %ld server threads: the fd-table "
+				 "effect is not expected here)", cpus, conf_long("server_threads"));
+	}
 	if (!strcmp(conf_get("aa"), "1"))
 		snprintf(aa, sizeof(aa), "[A/A check: B is plain %s too] ", server_name());
 	/* First, so that nobody reads the rest as a verdict on the library. */
@@ -411,10 +422,37 @@ static void profile_line(char *buf, size_t len, const char *side)
 			 profile_value(side, "close"), profile_value(side, "lock_wait"));
 }
 
+/* "order A B A2", or "order rotating (A B A2, B A2 A, A2 A B)": the orders
+ * the complete rounds ran in, each once, as the positions say. */
+static void orders(char *buf, size_t len)
+{
+	char seen[3][16], one[16];
+	unsigned n = 0, k;
+	size_t used;
+
+	for (unsigned i = 1; i <= nrounds && n < 3; i++) {
+		one[0] = 0;
+		for (unsigned pos = 1; pos <= NSERVERS; pos++)
+			for (unsigned s = 0; s < NSERVERS; s++)
+				if (rounds[i].position[s] == pos)
+					snprintf(one + strlen(one), sizeof(one) - strlen(one), "%s%s",
+						 one[0] ? " " : "", server_key[s]);
+		for (k = 0; k < n && strcmp(seen[k], one); k++)
+			;
+		if (k == n)
+			snprintf(seen[n++], sizeof(seen[0]), "%s", one);
+	}
+	used = (size_t)snprintf(buf, len, n == 1 ? "order %s" : "order rotating (%s", seen[0]);
+	for (k = 1; k < n && used < len; k++)
+		used += (size_t)snprintf(buf + used, len - used, ", %s", seen[k]);
+	if (n > 1 && used < len)
+		snprintf(buf + used, len - used, ")");
+}
+
 static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 {
 	const unsigned shown[] = { M_OPS, M_P50, lat < NMETRICS ? lat : M_P99 };
-	char cell[96], m[24], lo[24], hi[24];
+	char cell[96], m[24], lo[24], hi[24], order[64];
 
 	if (conf_get("partial")[0])
 		fprintf(f, "PARTIAL: %s; the rounds completed before it:\n", conf_get("partial"));
@@ -427,9 +465,9 @@ static void text(FILE *f, const struct ab_compare *cmp, const char *line)
 	else
 		fprintf(f, "server: %s\nload (%s): %s\n", conf_get("server_cmd"), conf_get("parser"),
 			conf_get("load_cmd"));
-	fprintf(f, "%u round%s of %s s per server, order rotating (A B A2, B A2 A, A2 A B); "
-		"%s CPUs online%s%s%s%s\n", nrounds, nrounds == 1 ? "" : "s", conf_get("duration_s"),
-		conf_get("cpus_online"),
+	orders(order, sizeof(order));
+	fprintf(f, "%u round%s of %s s per server, %s; %s CPUs online%s%s%s%s\n", nrounds,
+		nrounds == 1 ? "" : "s", conf_get("duration_s"), order, conf_get("cpus_online"),
 		conf_get("server_cpus")[0] ? ", servers on CPUs " : "", conf_get("server_cpus"),
 		conf_get("client_cpus")[0] ? ", client on CPUs " : "", conf_get("client_cpus"));
 	if (incomplete)
@@ -770,5 +808,6 @@ int main(int argc, char **argv)
 		json(stdout, cmp, line);
 	else
 		text(stdout, cmp, line);
-	return fflush(stdout) ? 1 : is_void ? EXIT_VOID : 0;
+	/* No verdict, as void or from too few rounds, is one status. */
+	return fflush(stdout) ? 1 : is_void || cmp[0].decision == AB_TOO_FEW ? EXIT_VOID : 0;
 }

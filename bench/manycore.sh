@@ -641,8 +641,9 @@ fi
 
 # --- the report ---------------------------------------------------------------
 while IFS=$'\t' read -r d _; do
-	# 3: void (B placed nothing, or its placement is unknown); the table
-	# below says so from stat-B.txt.
+	# 3: no verdict: void (B placed nothing, or its placement is unknown;
+	# the table below says so from stat-B.txt), or too few rounds (the
+	# verdict says so).
 	rc=0
 	"$report" "$out/$d" --json >"$out/$d/ab-report.out" 2>"$out/$d/ab-report.err" || rc=$?
 	[ "$rc" = 0 ] || [ "$rc" = 3 ] ||

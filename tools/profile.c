@@ -63,6 +63,7 @@ struct target {
 	int pid;
 	char comm[32];
 	bool gone;              /* exited while sampled */
+	bool skipped;           /* not running when sampling began: not sampled */
 	double gone_after;      /* seconds into the run */
 	unsigned long n[PF_NCAT];
 	unsigned long fn[64];   /* samples per pf_funcs entry */
@@ -127,25 +128,6 @@ static void read_comm(int pid, int tid, char *out, size_t len)
 			out[strcspn(out, "\n")] = 0;
 		fclose(f);
 	}
-}
-
-static long read_long_file(const char *path)
-{
-	FILE *f = fopen(path, "re");
-	long v = LONG_MIN;
-
-	if (f) {
-		char buf[32], *end;
-
-		if (fgets(buf, sizeof(buf), f)) {
-			errno = 0;
-			v = strtol(buf, &end, 10);
-			if (errno || end == buf)
-				v = LONG_MIN;
-		}
-		fclose(f);
-	}
-	return v;
 }
 
 static struct thread *thread_of(struct target *tg, int tid)
@@ -216,7 +198,7 @@ static int perf_open(int tid, bool on_exec)
 /* The line for a refused perf_event_open (errno @err) on @pid. */
 static void perm_message(char *buf, size_t len, int pid, int err)
 {
-	long paranoid = read_long_file("/proc/sys/kernel/perf_event_paranoid");
+	long paranoid = pf_read_long("/proc/sys/kernel/perf_event_paranoid");
 	char path[64];
 	struct stat st;
 
@@ -475,7 +457,7 @@ static void sample(double seconds, int child, int *child_status, bool json)
 				read_comm(tg->pid, tg->t[j].tid, tg->t[j].comm, sizeof(tg->t[j].comm));
 			close_thread(&tg->t[j]);
 		}
-		if (!child)
+		if (!child && !tg->skipped)
 			read_comm(tg->pid, 0, tg->comm, sizeof(tg->comm));
 	}
 }
@@ -679,7 +661,7 @@ static void missing_list(char *buf, size_t len)
 
 	buf[0] = 0;
 	for (unsigned i = 0; i < pf_nfuncs && n + 2 < len; i++) {
-		if (syms.present[i] || pf_funcs[i].cat == PF_VIRT)
+		if (!pf_absent(&syms, i))
 			continue;
 		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", pf_funcs[i].name);
 		if (n >= len)
@@ -709,6 +691,13 @@ static void report_text(const char *how, bool from_perf)
 		struct target *tg = &targets[i];
 		unsigned long all = counted(tg->n), total = all + tg->n[PF_VIRT];
 
+		if (tg->skipped) {
+			printf("%s: pid %d: PARTIAL: no such process when the sampling began, so not "
+			       "sampled\n", prog, tg->pid);
+			if (i + 1 < ntargets)
+				putchar('\n');
+			continue;
+		}
 		if (from_perf)
 			printf("%s: %s (%s), %lu samples\n", prog, how, tg->comm, total);
 		else
@@ -723,14 +712,6 @@ static void report_text(const char *how, bool from_perf)
 			printf("  PARTIAL: %u threads started during the run were not sampled (no fd "
 			       "or sample buffer left: raise 'ulimit -n' or kernel.perf_event_mlock_kb)\n",
 			       tg->unsampled);
-		if (tg->n[PF_VIRT]) {
-			printf("  left out: %lu samples (%.1f%%) in the hypervisor's",
-			       tg->n[PF_VIRT], pct(tg->n[PF_VIRT], total));
-			for (unsigned f = 0; f < pf_nfuncs; f++)
-				if (pf_funcs[f].cat == PF_VIRT && tg->fn[f])
-					printf(" %s", pf_funcs[f].name);
-			printf(" (interrupts delivered there, not work of the process)\n");
-		}
 		printf("\n  %-16s %9s %8s\n", "path", "samples", "of CPU");
 		for (unsigned c = 0; c < PF_NCAT; c++) {
 			if (c == PF_VIRT)
@@ -739,6 +720,16 @@ static void report_text(const char *how, bool from_perf)
 			if (c <= PF_LOCKWAIT)
 				print_fn_list(stdout, tg, (int)c, all);
 			putchar('\n');
+		}
+		/* Apart, under a heading of their own: not part of the shares above. */
+		if (tg->n[PF_VIRT]) {
+			printf("\n  left out: %lu samples (%.1f%% of all) in the hypervisor's functions "
+			       "(interrupts delivered there, not work of the process)\n",
+			       tg->n[PF_VIRT], pct(tg->n[PF_VIRT], total));
+			for (unsigned f = 0; f < pf_nfuncs; f++)
+				if (pf_funcs[f].cat == PF_VIRT && tg->fn[f])
+					printf("  %-16s %9lu %7.2f%% of all\n", pf_funcs[f].name, tg->fn[f],
+					       pct(tg->fn[f], total));
 		}
 		printf("\n  %-8s %-16s %8s %7s %7s %7s %9s\n", "thread", "name", "samples", "lookup",
 		       "create", "close", "lock wait");
@@ -799,9 +790,10 @@ static void report_json(bool from_perf)
 
 		printf("%s\n  {\"pid\": %d, \"comm\": ", i ? "," : "", tg->pid);
 		st_json_str(stdout, tg->comm, strlen(tg->comm));
-		printf(", \"seconds\": %.2f, \"partial\": %s, \"lost\": %lu, \"unsampled_threads\": %u,"
-		       "\n   \"samples\": {",
-		       tg->gone_after, tg->gone || tg->unsampled ? "true" : "false", tg->lost, tg->unsampled);
+		printf(", \"seconds\": %.2f, \"partial\": %s, \"skipped\": %s, \"lost\": %lu, "
+		       "\"unsampled_threads\": %u,\n   \"samples\": {",
+		       tg->gone_after, tg->gone || tg->unsampled ? "true" : "false",
+		       tg->skipped ? "true" : "false", tg->lost, tg->unsampled);
 		json_counts(tg->n);
 		printf("},\n   \"shares_pct\": {");
 		json_shares(tg->n);
@@ -829,7 +821,7 @@ static void report_json(bool from_perf)
 	}
 	printf("],\n \"functions_absent\": [");
 	for (unsigned f = 0, n = 0; f < pf_nfuncs && !from_perf; f++)
-		if (!syms.present[f] && pf_funcs[f].cat != PF_VIRT)
+		if (pf_absent(&syms, f))
 			printf("%s\"%s\"", n++ ? ", " : "", pf_funcs[f].name);
 	printf("]}\n");
 }
@@ -844,7 +836,8 @@ static const struct {
 	const char *help;
 } popts[NOPTS] = {
 	[O_SECONDS] = { "--seconds", "N", "seconds, a number from 0.1 to 3600",
-			"sample for N seconds, 0.1 to 3600 (default 5)" },
+			"sample PIDs for N seconds, 0.1 to 3600 (default 5); a COMMAND is "
+			"sampled as long as it runs" },
 	[O_HZ] = { "--hz", "HZ", "an integer from 10 to 20000",
 		   "samples per second of CPU time per thread, 10 to 20000 (default 1999)" },
 	[O_JSON] = { "--json", NULL, NULL, "the result as JSON" },
@@ -908,8 +901,9 @@ static void usage(FILE *out)
 		"kernel.perf_event_paranoid <= 1 for one's own processes.\n"
 		"Exit status: 0; 1 nothing could be profiled; 2 bad usage; 3 not allowed to\n"
 		"sample or to read kernel addresses; 4 a process exited while sampled, or\n"
-		"threads it started could not be sampled (its result is printed, marked\n"
-		"PARTIAL).  With -- COMMAND stopped by a signal: 128 + the signal.\n");
+		"threads it started could not be sampled, or one of several PIDs was not\n"
+		"running (its result is printed, marked PARTIAL).  With -- COMMAND stopped\n"
+		"by a signal: 128 + the signal.\n");
 }
 
 static int syms_rc;
@@ -958,6 +952,33 @@ static int list_functions(void)
 	return PX_OK;
 }
 
+/*
+ * The PIDs not running when sampling begins: with others to profile, one
+ * line each and the result marked PARTIAL; with none, one line and false.
+ */
+static bool skip_gone(void)
+{
+	unsigned live = 0, n = 0;
+
+	for (unsigned k = 0; k < ntargets; k++)
+		live += !targets[k].skipped;
+	if (!live) {
+		fprintf(stderr, "%s: no process", prog);
+		for (unsigned k = 0; k < ntargets; k++)
+			fprintf(stderr, "%s %d", n++ ? "," : "", targets[k].pid);
+		fputc('\n', stderr);
+		return false;
+	}
+	for (unsigned k = 0; k < ntargets; k++) {
+		if (!targets[k].skipped)
+			continue;
+		targets[k].gone = true;
+		fprintf(stderr, "%s: no process %d: skipped, the other PIDs profiled (PARTIAL)\n",
+			prog, targets[k].pid);
+	}
+	return true;
+}
+
 int fdrange_profile_main(int argc, char **argv)
 {
 	double seconds = 5;
@@ -965,7 +986,7 @@ int fdrange_profile_main(int argc, char **argv)
 	const char *perf_data = NULL;
 	int i, child = 0, child_status = 0, rc, out_fd = -1;
 	bool stopped = false;
-	bool command = false;
+	bool command = false, seconds_given = false;
 
 	page_size = sysconf(_SC_PAGESIZE);
 	for (i = 1; i < argc; i++) {
@@ -1026,6 +1047,7 @@ int fdrange_profile_main(int argc, char **argv)
 			seconds = strtod(v, &end);
 			if (errno || end == v || *end || !(seconds >= 0.1 && seconds <= 3600))
 				return bad("--seconds: '%s' is not %s", v, popts[o].accepted);
+			seconds_given = true;
 			break;
 		case O_HZ:
 			errno = 0;
@@ -1061,6 +1083,9 @@ int fdrange_profile_main(int argc, char **argv)
 	}
 	if (i >= argc)
 		return bad("no PID or command given; see 'fdrange profile --help'");
+	if (command && seconds_given)
+		return bad("--seconds is for PIDs: with -- COMMAND the sampling lasts as long as the "
+			   "command runs; drop --seconds, or start the command and give its PID");
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -1129,19 +1154,17 @@ int fdrange_profile_main(int argc, char **argv)
 					   argv[i]);
 			if (ntargets == MAX_PIDS)
 				return bad("more than %d PIDs", MAX_PIDS);
-			if (!alive((int)pid)) {
-				fprintf(stderr, "%s: no process %ld\n", prog, pid);
-				return PX_FAIL;
-			}
 			targets[ntargets].pid = (int)pid;
+			/* Gone already: skipped below, once all are checked. */
+			targets[ntargets].skipped = !alive((int)pid);
 			read_comm((int)pid, 0, targets[ntargets].comm, sizeof(targets[0].comm));
 			ntargets++;
 		}
 		for (unsigned k = 0; k < ntargets; k++)
-			if (!scan_threads(&targets[k], json)) {
-				fprintf(stderr, "%s: no process %d\n", prog, targets[k].pid);
-				return PX_FAIL;
-			}
+			if (!targets[k].skipped && !scan_threads(&targets[k], json))
+				targets[k].skipped = true;
+		if (!skip_gone())
+			return PX_FAIL;
 		if (load_syms(json) < 0)
 			return syms_rc;
 		sample(seconds, 0, NULL, json);

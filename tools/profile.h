@@ -62,6 +62,14 @@ struct pf_syms {
 int pf_syms_load(struct pf_syms *s, const char *path, char *err, size_t errlen);
 void pf_syms_free(struct pf_syms *s);
 
+/* Whether pf_funcs[@i] is missing from this kernel: its name is not in @s,
+ * nor (a slow path) is the slow path there under another name; false for
+ * the hypervisor's functions, which only its guests have. */
+bool pf_absent(const struct pf_syms *s, unsigned i);
+
+/* The number in the file @path (a /proc/sys setting), or LONG_MIN. */
+long pf_read_long(const char *path);
+
 /* The pf_funcs index of the function holding @ip, or -1. */
 int pf_syms_find(const struct pf_syms *s, uint64_t ip);
 

@@ -16,6 +16,7 @@
 #include "profile.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -104,14 +105,11 @@ int pf_func_by_name(const char *name)
 	return -1;
 }
 
-static long read_sysctl(const char *name)
+long pf_read_long(const char *path)
 {
-	char path[96];
-	FILE *f;
-	long v = -1;
+	FILE *f = fopen(path, "re");
+	long v = LONG_MIN;
 
-	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
-	f = fopen(path, "re");
 	if (f) {
 		char buf[32], *end;
 
@@ -119,7 +117,7 @@ static long read_sysctl(const char *name)
 			errno = 0;
 			v = strtol(buf, &end, 10);
 			if (errno || end == buf)
-				v = -1;
+				v = LONG_MIN;
 		}
 		fclose(f);
 	}
@@ -207,7 +205,8 @@ int pf_syms_load(struct pf_syms *s, const char *path, char *err, size_t errlen)
 		snprintf(err, errlen, "%s hides the kernel's addresses from this user "
 			 "(kernel.kptr_restrict=%ld, kernel.perf_event_paranoid=%ld): run as root or "
 			 "with CAP_SYSLOG, or set kptr_restrict to 0 and perf_event_paranoid to 1 or less",
-			 path, read_sysctl("kptr_restrict"), read_sysctl("perf_event_paranoid"));
+			 path, pf_read_long("/proc/sys/kernel/kptr_restrict"),
+			 pf_read_long("/proc/sys/kernel/perf_event_paranoid"));
 		return -2;
 	}
 	if (all)
@@ -235,6 +234,23 @@ int pf_syms_load(struct pf_syms *s, const char *path, char *err, size_t errlen)
 	free(all);
 	qsort(s->r, s->n, sizeof(*s->r), range_cmp);
 	return 0;
+}
+
+/*
+ * The spin lock's slow path has one name per kernel configuration
+ * (queued_spin_lock_slowpath is #defined to native_... where paravirtual
+ * spin locks are built in): one of them present is the slow path present.
+ * The hypervisor's functions exist only on their hypervisor's guests.
+ */
+bool pf_absent(const struct pf_syms *s, unsigned i)
+{
+	if (s->present[i] || pf_funcs[i].cat == PF_VIRT)
+		return false;
+	if (pf_funcs[i].cat == PF_SPIN)
+		for (unsigned j = 0; j < pf_nfuncs; j++)
+			if (pf_funcs[j].cat == PF_SPIN && s->present[j])
+				return false;
+	return true;
 }
 
 void pf_syms_free(struct pf_syms *s)

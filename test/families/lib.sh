@@ -61,17 +61,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-free_port() {
-	local used p
-	used=" $({ ss -Htan; ss -Huan; } | awk '{ n = split($4, a, ":"); print a[n] }' | tr '\n' ' ') "
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 30000))
-		case $used in *" $p "*) continue ;; esac
-		echo "$p"
-		return 0
-	done
-	return 1
-}
+# free_port: a port no socket here has.
+. "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 
 # envcmd MODE: the env(1) command line of a run: no LD_PRELOAD and no
 # FDRANGE_* variable; MODE lib adds LD_PRELOAD=$LIB, and FAM_LIB_SETTING

@@ -34,17 +34,8 @@ command -v memcached >/dev/null || { echo "memcached not installed: skipping"; e
 MC_USER=""
 [ "$(id -u)" -eq 0 ] && MC_USER="-u root"
 
-free_port() {
-	local used p
-	used=" $(awk 'NR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | tr '\n' ' ') "
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 30000))
-		case $used in *" $(printf '%04X' "$p") "*) continue ;; esac
-		echo "$p"
-		return 0
-	done
-	return 1
-}
+# free_port: a port no socket here has.
+. "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 
 # start_mc MODE ARGS...: MODE plain | placed (FDRANGE_* from the caller's
 # environment).  Sets MC_PID and MC_PORT.  Retries on a port taken meanwhile.

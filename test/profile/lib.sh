@@ -31,17 +31,8 @@ can_profile() {
 	fi
 }
 
-free_port() {
-	local used p
-	used=" $(awk 'NR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | tr '\n' ' ') "
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 30000))
-		case $used in *" $(printf '%04X' "$p") "*) continue ;; esac
-		echo "$p"
-		return 0
-	done
-	return 1
-}
+# free_port: a port no socket here has.
+. "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 
 # json FILE EXPR: a value of fdrange profile's JSON, as Python prints it.
 json() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"; }

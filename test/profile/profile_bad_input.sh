@@ -28,10 +28,20 @@ expect 2 "--json takes no value" --json=yes 1
 expect 2 "--perf-data: cannot read '$TMP/none'" --perf-data "$TMP/none"
 expect 2 "--output: cannot write" --output /nonexistent/dir/x 1
 expect 2 "--perf-data FILE takes no PID" --perf-data /dev/null 1
+# --seconds with a command, which is sampled as long as it runs: refused,
+# the command not started.
+expect 2 "--seconds is for PIDs: with -- COMMAND the sampling lasts as long as the command runs" \
+	--seconds 1 -- touch "$TMP/ran"
+[ ! -e "$TMP/ran" ] || fail "--seconds with -- COMMAND: the command ran"
 
 # A pid that does not exist: the highest possible one, never in use.
 max=$(cat /proc/sys/kernel/pid_max)
 expect 1 "no process $max" "$max"
+# Every PID gone: one line naming them all, exit 1.
+true &
+dead=$!
+wait "$dead"
+expect 1 "no process $max, $dead\$" "$max" "$dead"
 
 # A command that does not exist: 127, as a shell says.
 expect 127 "no-such-command-xyz: No such file or directory" -- no-such-command-xyz
@@ -46,6 +56,25 @@ got=0
 [ "$got" -eq 4 ] || fail "a pid exiting while sampled: exit $got, expected 4 ($(cat "$TMP/err"))"
 grep -q "PARTIAL: the process exited after" "$TMP/out" || fail "no PARTIAL mark: $(cat "$TMP/out")"
 grep -q "^fd paths .* of CPU" "$TMP/out" || fail "the partial result lacks its last line: $(cat "$TMP/out")"
+# One PID gone among others: skipped with one line naming it, the others
+# profiled, the result marked PARTIAL (exit 4).
+"$FD_CHURN" 2 30 >/dev/null &
+churn=$!
+PIDS="$churn"
+got=0
+"$FDRANGE" profile --seconds 1 "$max" "$churn" >"$TMP/out" 2>"$TMP/err" || got=$?
+[ "$got" -eq 4 ] || fail "a gone pid among others: exit $got, expected 4 ($(cat "$TMP/err"))"
+[ "$(cat "$TMP/err")" = "fdrange profile: no process $max: skipped, the other PIDs profiled (PARTIAL)" ] ||
+	fail "a gone pid among others: stderr '$(cat "$TMP/err")'"
+grep -q "^fdrange profile: pid $max: PARTIAL: no such process" "$TMP/out" || fail "the gone pid is not marked: $(cat "$TMP/out")"
+grep -q "^fdrange profile: pid $churn (fd_churn), " "$TMP/out" || fail "the live pid was not profiled: $(cat "$TMP/out")"
+got=0
+"$FDRANGE" profile --json --seconds 1 "$churn" "$max" >"$TMP/out.json" 2>"$TMP/err" || got=$?
+[ "$got" -eq 4 ] || fail "--json, a gone pid among others: exit $got, expected 4"
+[ "$(json "$TMP/out.json" '[(p["pid"], p["skipped"], p["partial"]) for p in d["processes"]]')" = \
+	"[($churn, False, False), ($max, True, True)]" ] || fail "JSON of a gone pid among others: $(cat "$TMP/out.json")"
+kill "$churn"
+wait "$churn" 2>/dev/null || true
 "$FD_CHURN" 2 1 >/dev/null &
 churn=$!
 PIDS="$churn"

@@ -132,6 +132,42 @@ static void every_name_is_once_in_the_table(void **state)
 	assert_int_equal(pf_func_by_name("fdgetx"), -1);
 }
 
+/* "Not in this kernel" names what it lacks: not a slow-path name whose
+ * slow path it has under another, nor the hypervisor's functions. */
+static void absent_means_missing_from_this_kernel(void **state)
+{
+	struct pf_syms s;
+	char err[512];
+	int native = pf_func_by_name("native_queued_spin_lock_slowpath");
+	int generic = pf_func_by_name("queued_spin_lock_slowpath");
+	int pv = pf_func_by_name("__pv_queued_spin_lock_slowpath");
+
+	(void)state;
+	/* A kernel without paravirtual spin locks: the generic name only. */
+	write_syms("ffffffff81001000 T fdget\n"
+		   "ffffffff81002000 T queued_spin_lock_slowpath\n"
+		   "ffffffff81003000 T other\n");
+	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), 0);
+	unlink(path);
+	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
+	assert_false(pf_absent(&s, (unsigned)generic));
+	assert_false(pf_absent(&s, (unsigned)native));
+	assert_false(pf_absent(&s, (unsigned)pv));
+	assert_false(pf_absent(&s, (unsigned)pf_func_by_name("fdget")));
+	assert_true(pf_absent(&s, (unsigned)pf_func_by_name("__fdget")));
+	assert_false(pf_absent(&s, (unsigned)pf_func_by_name("pvm_irq_enable")));
+	pf_syms_free(&s);
+	/* No slow path under any name: each of its names is missing. */
+	write_syms("ffffffff81001000 T fdget\nffffffff81003000 T other\n");
+	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), 0);
+	unlink(path);
+	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
+	assert_true(pf_absent(&s, (unsigned)generic));
+	assert_true(pf_absent(&s, (unsigned)native));
+	assert_true(pf_absent(&s, (unsigned)pv));
+	pf_syms_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +175,7 @@ int main(void)
 		cmocka_unit_test(functions_end_at_the_next_text_symbol),
 		cmocka_unit_test(the_lock_counts_only_under_create_or_close),
 		cmocka_unit_test(every_name_is_once_in_the_table),
+		cmocka_unit_test(absent_means_missing_from_this_kernel),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -64,17 +64,8 @@ need() {
 	for c in "$@"; do command -v "$c" >/dev/null || skip "$c not installed"; done
 }
 
-free_port() {
-	local used p
-	used=" $({ ss -Htan; ss -Huan; } | awk '{ n = split($4, a, ":"); print a[n] }' | tr '\n' ' ') "
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 30000))
-		case $used in *" $p "*) continue ;; esac
-		echo "$p"
-		return 0
-	done
-	return 1
-}
+# free_port: a port no socket here has.
+. "$(dirname "${BASH_SOURCE[0]}")/../free_port.sh"
 
 # launch NAME MODE CMD...: start CMD in the background in a session of its
 # own, with every fd above 2 closed and stdout/stderr in $TMP/NAME.log.
