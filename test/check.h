@@ -38,6 +38,22 @@ static inline long env_num(const char *name, long def)
 	return v && *v ? strtol(v, NULL, 10) : def;
 }
 
+static inline bool env_is(const char *name, const char *value)
+{
+	const char *v = getenv(name);
+
+	return v && !strcmp(v, value);
+}
+
+/* The settings let the library take its kernel-range path where the kernel
+ * has one (lib/krange.c): not FDRANGE_KERNEL=off, and no policy that leaves
+ * fds where the kernel numbers them. */
+static inline bool kernel_range_allowed(void)
+{
+	return !env_is("FDRANGE_KERNEL", "off") && !env_is("FDRANGE_ACCEPT", "roundrobin") &&
+	       !env_is("FDRANGE_OPEN", "keep");
+}
+
 /*
  * pthread_create(), returning only once the thread runs its own code.
  * Until then the sanitizers' thread start may hold their allocator's lock,

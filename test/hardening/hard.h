@@ -145,13 +145,6 @@ static inline bool kernel_fd_range(unsigned kr[5])
 	return syscall(SYS_prctl, 0x46440002, kr, 5, 0, 0) == 0;
 }
 
-static inline bool env_is(const char *name, const char *value)
-{
-	const char *v = getenv(name);
-
-	return v && !strcmp(v, value);
-}
-
 /* The library is on its kernel-range path: preloaded, on a kernel with the
  * fd range, and not told to keep off it (FDRANGE_KERNEL=off, or a policy
  * that leaves fds where the kernel numbers them: lib/krange.c). */
@@ -159,8 +152,7 @@ static inline bool kernel_range_path(void)
 {
 	unsigned kr[5];
 
-	return placed_mode && kernel_fd_range(kr) && !env_is("FDRANGE_KERNEL", "off") &&
-	       !env_is("FDRANGE_ACCEPT", "roundrobin") && !env_is("FDRANGE_OPEN", "keep");
+	return placed_mode && kernel_fd_range(kr) && kernel_range_allowed();
 }
 
 /* The last line of a test that counts fds born in the kernel range. */

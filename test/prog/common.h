@@ -50,12 +50,9 @@ int __openat64_2(int dirfd, const char *path, int flags);
 static inline bool kernel_groups(void)
 {
 	unsigned r[6] = { 0 };
-	const char *k = getenv("FDRANGE_KERNEL"), *a = getenv("FDRANGE_ACCEPT"),
-		   *o = getenv("FDRANGE_OPEN");
 
-	if ((k && !strcmp(k, "off")) || (a && !strcmp(a, "roundrobin")) || (o && !strcmp(o, "keep")))
-		return false;
-	return syscall(SYS_prctl, 0x46440002, r, 6, 0, 0) == 0 && r[5] == 1;
+	return kernel_range_allowed() && syscall(SYS_prctl, 0x46440002, r, 6, 0, 0) == 0 &&
+	       r[5] == 1;
 }
 
 /* The lowest free fd right now (what the kernel would hand out next). */
