@@ -60,7 +60,7 @@ int st_blk_load(const struct st_src *src, struct st_blk *b, char *why, size_t wh
 	ret = fdr_blk_check_hdr(h, src->maplen, why, whylen);
 	if (ret)
 		return ret;
-	/* Over-aligned records: aligned_alloc, never calloc (issue 14.13). */
+	/* Over-aligned records: aligned_alloc, never calloc. */
 	olen = (h->nowners ? h->nowners : 1) * sizeof(struct fdr_blk_owner);
 	clen = (h->top_chunk ? h->top_chunk : 1) * sizeof(uint32_t);
 	llen = clen * FDR_LINES_PER_CHUNK;

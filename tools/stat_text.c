@@ -4,7 +4,7 @@
  * names, fd targets, the library version, settings) goes through
  * st_put_escaped(): a process must not be able to drive the terminal of
  * the root shell that looks at it.  The map is drawn in one pass over the
- * sorted fds (issue 14.6: it was quadratic).
+ * sorted fds (it once was quadratic).
  */
 #include "stat.h"
 #include "options.h"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The program-family matrix (issue 17, item 7): "a program that works plain
+# The program-family matrix: "a program that works plain
 # works unchanged under the library".  Each case runs the same program
 # plain and under libfdrange (LD_PRELOAD, no FDRANGE_* variable but the pre-fork case's threshold), compares
 # what it did, and asserts the library's fd bound from /proc samples taken

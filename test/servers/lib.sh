@@ -1,6 +1,6 @@
 # shellcheck shell=bash disable=SC2034
 # SPDX-License-Identifier: MIT
-# Shared by the real-server tests (issue 13): run a Debian server plain and
+# Shared by the real-server tests: run a Debian server plain and
 # under libfdrange with NO FDRANGE_* variables, load it briefly from a real
 # client on 127.0.0.1, take `fdrange stat` while the connections are open,
 # and stop everything the test started on exit.
@@ -232,8 +232,8 @@ plain_then_lib() {
 }
 
 # read_placement FILE: fill R_* from a stat file (and show its summary).
-# check_placement FILE predictable MODEL | FILE unpredictable: the contract
-# of issue 13.  Predictable hand-off: the library learned MODEL (local or
+# check_placement FILE predictable MODEL | FILE unpredictable: what a real
+# server must show.  Predictable hand-off: the library learned MODEL (local or
 # rotation), the accepted client sockets in each thread's chunks are >= 95%
 # served by that thread (min_client_purity: a proxy's upstream sockets,
 # which it may hand between threads, and a main thread's wake-up fds for
@@ -268,7 +268,7 @@ check_placement() {
 		-) [ "$kind" = burst ] || fail "min_client_purity=$R_PURITY (no client socket in a thread's chunks)" ;;
 		*) fail "min_client_purity=$R_PURITY" ;;
 		esac
-		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from before issue 13?)"
+		[ "$R_LINES" != "?" ] || fail "fdrange stat has no shared_client_lines (a stat from an older fdrange?)"
 		[ "$R_LINES" = 0 ] || fail "$R_LINES 8-fd lines shared by client sockets of different threads"
 	else
 		# Still learning is right too when the server registers few of

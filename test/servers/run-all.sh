@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Real servers from Debian 12 with FDRANGE_THRESHOLD=0 alone (issue 13): each
+# Real servers from Debian 12 with FDRANGE_THRESHOLD=0 alone: each
 # runs plain and under libfdrange with a short loopback load from a real
 # client; see the scripts beside this one.  Installs the Debian packages
 # (services are not started: a policy-rc.d is in place while installing),

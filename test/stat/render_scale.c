@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * fdrange stat's analysis and rendering are linear in the number of fds
- * (issue 14.6): 300,000 synthetic fds (dense, served by 16 epoll
+ * fdrange stat's analysis and rendering are linear in the number of fds:
+ * 300,000 synthetic fds (dense, served by 16 epoll
  * instances, or with a block whose chunks hold the first ones) are
  * analysed and rendered as text (map included) and JSON within the limit
  * (5 s, RENDER_SCALE_LIMIT_S), well above the ~0.3 s they take; the map

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# The Debian packages end to end, as a user gets them (issue 10):
+# The Debian packages end to end, as a user gets them:
 #   1. builds libfdrange0, libfdrange-dev, fdrange and fdrange-bench with dpkg-buildpackage
 #      from a copy of this tree (so no build tree of ours is anywhere near
 #      what is tested), and checks them with lintian: no error, no warning
