@@ -308,8 +308,9 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 {
 	char range[64], band[64], cons[96];
 
-	snprintf(range, sizeof(range), "%.3f [%.2f-%.2f]", c->ba.median, c->ba.min, c->ba.max);
-	/* The band with the digits of the ratio it is compared with. */
+	snprintf(range, sizeof(range), "%.3f [%.3f-%.3f]", c->ba.median, c->ba.min, c->ba.max);
+	/* Ratios and bands alike with 3 digits: a ratio is read against
+	 * its band, and 2 digits made 0.987 look inside 0.99-0.99. */
 	snprintf(band, sizeof(band), "%.3f-%.3f (+-%.*f%%)", c->band_lo, c->band_hi,
 		 c->spread < 0.1 ? 1 : 0, c->spread * 100);
 	consistency(cons, sizeof(cons), c, primary, primary);
@@ -320,7 +321,7 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 	else if (!primary && lat >= NMETRICS)
 		buf[0] = 0;
 	else if (c->decision == AB_TOO_FEW)
-		snprintf(buf, len, "%s B/A %.2f outside its A/A band %.2f-%.2f, too few rounds to "
+		snprintf(buf, len, "%s B/A %.3f outside its A/A band %.3f-%.3f, too few rounds to "
 			 "tell", lat_label(), c->ba.median, c->band_lo, c->band_hi);
 	else if (primary && c->decision == AB_SAME)
 		snprintf(buf, len, "no measurable difference on this machine: throughput B/A %s "
@@ -333,13 +334,13 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 			 "B %s", c->change > 0 ? "faster" : "slower",
 			 fabs(c->change) * 100, range, band, cons);
 	else if (c->decision == AB_SAME)
-		snprintf(buf, len, "%s B/A %.2f inside its A/A band %.2f-%.2f", lat_label(),
+		snprintf(buf, len, "%s B/A %.3f inside its A/A band %.3f-%.3f", lat_label(),
 			 c->ba.median, c->band_lo, c->band_hi);
 	else if (c->decision == AB_UNCLEAR)
-		snprintf(buf, len, "%s B/A %.2f outside its A/A band %.2f-%.2f, but B was %s: "
+		snprintf(buf, len, "%s B/A %.3f outside its A/A band %.3f-%.3f, but B was %s: "
 			 "inconclusive", lat_label(), c->ba.median, c->band_lo, c->band_hi, cons);
 	else
-		snprintf(buf, len, "%s %s by %.1f%% (B/A %.2f, outside %.2f-%.2f; B %s)", lat_label(),
+		snprintf(buf, len, "%s %s by %.1f%% (B/A %.3f, outside %.3f-%.3f; B %s)", lat_label(),
 			 c->change > 0 ? "higher" : "lower", fabs(c->change) * 100, c->ba.median,
 			 c->band_lo, c->band_hi, cons);
 }

@@ -69,7 +69,8 @@ static void usage(FILE *out)
 		"Usage: %s [OPTION]... [--] COMMAND [ARG]...\n"
 		"   or: %s stat [--color=WHEN] [--no-map] [--json] PID\n"
 		"   or: %s stat [--json|--prometheus] [--interval S] PID...|--all\n"
-		"   or: %s profile [--seconds N] [--json] PID...|-- COMMAND [ARG]...\n"
+		"   or: %s profile [--seconds N] [--json] PID...\n"
+		"   or: %s profile [--json] -- COMMAND [ARG]...\n"
 		"   or: %s ab [OPTION]... --load 'COMMAND' -- SERVER [ARG]...\n"
 		"Run COMMAND with libfdrange preloaded: each thread's new file descriptors\n"
 		"go to a range of fd numbers of its own.  Each option sets the environment\n"
@@ -81,7 +82,7 @@ static void usage(FILE *out)
 		"(each with --help).  Both are subcommands too: to run a program named ab\n"
 		"(Apache Bench) or profile under the library, write '%s -- ab ...' or\n"
 		"'%s -- profile ...'.\n"
-		"\n", prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
+		"\n", prog, prog, prog, prog, prog, prog, prog, prog, prog, prog, prog);
 	for (unsigned i = 0; i < fdr_noptions; i++) {
 		const struct fdr_option *o = &fdr_options[i];
 		char left[48];

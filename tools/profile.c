@@ -814,7 +814,10 @@ static void report_json(bool from_perf)
 			json_shares(tg->t[j].n);
 			printf("}}");
 		}
-		advice(buf, sizeof(buf), tg);
+		if (tg->skipped)
+			snprintf(buf, sizeof(buf), "no such process when the sampling began: not sampled");
+		else
+			advice(buf, sizeof(buf), tg);
 		printf("],\n   \"advice\": ");
 		st_json_str(stdout, buf, strlen(buf));
 		printf("}");
@@ -985,7 +988,7 @@ int fdrange_profile_main(int argc, char **argv)
 	bool json = false, functions = false;
 	const char *perf_data = NULL;
 	int i, child = 0, child_status = 0, rc, out_fd = -1;
-	bool stopped = false;
+	bool stopped = false, sampled;
 	bool command = false, seconds_given = false;
 
 	page_size = sysconf(_SC_PAGESIZE);
@@ -1176,12 +1179,17 @@ int fdrange_profile_main(int argc, char **argv)
 	else
 		report_text("", false);
 	rc = PX_OK;
+	sampled = false;
 	for (unsigned k = 0; k < ntargets; k++) {
 		if (targets[k].gone || targets[k].unsampled)
 			rc = PX_PARTIAL;
 		if (!counted(targets[k].n) && rc == PX_OK && !child)
 			rc = PX_FAIL;
+		sampled |= !targets[k].skipped && counted(targets[k].n);
 	}
+	/* A skipped pid makes the rest partial, not a profile of nothing. */
+	if (!sampled && !child)
+		rc = PX_FAIL;
 	if (child && WIFEXITED(child_status))
 		fprintf(stderr, "%s: %s exited with status %d\n", prog, targets[0].comm,
 			WEXITSTATUS(child_status));

@@ -202,11 +202,17 @@ int pf_syms_load(struct pf_syms *s, const char *path, char *err, size_t errlen)
 		}
 		/* The kernel shows the addresses to CAP_SYSLOG, or to anyone
 		 * when kptr_restrict is 0 and perf_event_paranoid at most 1. */
+		char kr[24] = "unreadable", pp[24] = "unreadable";
+		long v;
+
+		if ((v = pf_read_long("/proc/sys/kernel/kptr_restrict")) != LONG_MIN)
+			snprintf(kr, sizeof(kr), "%ld", v);
+		if ((v = pf_read_long("/proc/sys/kernel/perf_event_paranoid")) != LONG_MIN)
+			snprintf(pp, sizeof(pp), "%ld", v);
 		snprintf(err, errlen, "%s hides the kernel's addresses from this user "
-			 "(kernel.kptr_restrict=%ld, kernel.perf_event_paranoid=%ld): run as root or "
+			 "(kernel.kptr_restrict=%s, kernel.perf_event_paranoid=%s): run as root or "
 			 "with CAP_SYSLOG, or set kptr_restrict to 0 and perf_event_paranoid to 1 or less",
-			 path, pf_read_long("/proc/sys/kernel/kptr_restrict"),
-			 pf_read_long("/proc/sys/kernel/perf_event_paranoid"));
+			 path, kr, pp);
 		return -2;
 	}
 	if (all)

@@ -60,34 +60,34 @@ check() {
 
 make_run noise 2 0 "1.10 0.92 1.05 0.95 1.08 0.90" "1.07 0.95 1.09 1.02 0.93 1.06" \
 	"1.2 0.9 1.1 0.85 1.0 1.05" "1.1 0.95 1.05 0.9 1.0 1.02"
-check noise same "no measurable difference on this machine: throughput B/A 1.040 [0.93-1.09] is inside the A/A band 0.900-1.111 (+-11%)"
+check noise same "no measurable difference on this machine: throughput B/A 1.040 [0.930-1.090] is inside the A/A band 0.900-1.111 (+-11%)"
 case $verdict in *"(2 CPUs for 4 server + 2 client threads: the fd-table effect is not expected here)") ;;
 	*) fail "noise: no few-CPUs note: $verdict" ;; esac
 
 make_run faster 64 0 "1.01 0.99 1.02 0.98 1.00 1.01" "1.30 1.28 1.33 1.29 1.31 1.30" \
 	"1.02 0.98 1.01 0.99 1.00 1.02" "0.80 0.79 0.81 0.80 0.80 0.81"
-check faster better "B faster by 30.0%: throughput B/A 1.300 [1.28-1.33] is outside the A/A band 0.980-1.020 (+-2.0%), B the fastest of the three in 6 of 6 rounds (p="
-case $verdict in *"; p99 lower by 20.0% (B/A 0.80, outside 0.98-1.02; B the lowest of the three in 6 of 6 rounds, p="*) ;; *) fail "faster: p99 part: $verdict" ;; esac
+check faster better "B faster by 30.0%: throughput B/A 1.300 [1.280-1.330] is outside the A/A band 0.980-1.020 (+-2.0%), B the fastest of the three in 6 of 6 rounds (p="
+case $verdict in *"; p99 lower by 20.0% (B/A 0.800, outside 0.980-1.020; B the lowest of the three in 6 of 6 rounds, p="*) ;; *) fail "faster: p99 part: $verdict" ;; esac
 case $verdict in *"not expected"*) fail "faster: few-CPUs note on 64 CPUs: $verdict" ;; esac
 
 make_run slower 64 0 "1.01 0.99 1.02 0.98 1.00 1.01" "0.80 0.81 0.79 0.80 0.82 0.80" \
 	"1.02 0.98 1.01 0.99 1.00 1.02" "1.25 1.24 1.26 1.25 1.27 1.25"
-check slower worse "B slower by 20.0%: throughput B/A 0.800 [0.79-0.82]"
+check slower worse "B slower by 20.0%: throughput B/A 0.800 [0.790-0.820]"
 case $verdict in *"; p99 higher by 25.0%"*) ;; *) fail "slower: p99 part: $verdict" ;; esac
 
 # Outside a narrow band, but B's rounds disagree: chance cannot be ruled out.
 make_run unclear 64 0 "1.01 0.99 1.00 1.01 0.99" "1.20 0.95 1.10 0.97 1.15" "1.01 0.99 1.00 1.0 1.0" "1.00 1.00 1.00 1.0 1.0"
-check unclear inconclusive "inconclusive: throughput B/A 1.100 [0.95-1.20] is outside the A/A band 0.990-1.010 (+-1.0%), but B was the fastest of the three in 3 of 5 rounds (p="
+check unclear inconclusive "inconclusive: throughput B/A 1.100 [0.950-1.200] is outside the A/A band 0.990-1.010 (+-1.0%), but B was the fastest of the three in 3 of 5 rounds (p="
 case $verdict in *"run more rounds (-r)"*) ;; *) fail "unclear: no advice to run more rounds: $verdict" ;; esac
 
 # 3 rounds outside the band: too few to tell (B the fastest in all 3 is p = 2/27).
 make_run few 64 0 "1.01 0.99 1.0" "1.30 1.30 1.3" "1.0 1.0 1.0" "1.0 1.0 1.0"
-check few too_few_rounds "no verdict: throughput B/A 1.300 [1.30-1.30] is outside the A/A band 0.990-1.010 (+-1.0%), but 3 rounds cannot show a difference (at least 4" 3
+check few too_few_rounds "no verdict: throughput B/A 1.300 [1.300-1.300] is outside the A/A band 0.990-1.010 (+-1.0%), but 3 rounds cannot show a difference (at least 4" 3
 grep -q '^3 rounds of 10 s per server, order rotating (A B A2, B A2 A, A2 A B); ' "$TMP/few.out" ||
 	fail "few: the header does not name the three orders: $(sed -n 2p "$TMP/few.out")"
 # One round: no verdict either, and only the one order it ran in.
 make_run one 64 0 "1.01" "1.30" "1.0" "1.0"
-check one too_few_rounds "no verdict: throughput B/A 1.300 [1.30-1.30] is outside the A/A band 0.990-1.010 (+-1.0%), but 1 round cannot" 3
+check one too_few_rounds "no verdict: throughput B/A 1.300 [1.300-1.300] is outside the A/A band 0.990-1.010 (+-1.0%), but 1 round cannot" 3
 grep -q '^1 round of 10 s per server, order A B A2; ' "$TMP/one.out" ||
 	fail "one: the header names orders not run: $(sed -n 2p "$TMP/one.out")"
 # ... and inside it, even 2 rounds are noise.
@@ -100,7 +100,7 @@ grep -q '^2 rounds of 10 s per server, order rotating (A B A2, B A2 A); ' "$TMP/
 # 0.993 is not shown "outside" a band that reads 0.99-1.00.
 make_run close 64 0 "1.005 0.998 1.002 0.999 1.001 1.003" "0.993 0.993 0.993 0.993 0.993 0.993" \
 	"1.0 1.0 1.0 1.0 1.0 1.0" "1.0 1.0 1.0 1.0 1.0 1.0"
-check close worse "B slower by 0.7%: throughput B/A 0.993 [0.99-0.99] is outside the A/A band 0.995-1.005 (+-0.5%)"
+check close worse "B slower by 0.7%: throughput B/A 0.993 [0.993-0.993] is outside the A/A band 0.995-1.005 (+-0.5%)"
 
 make_run aa 64 1 "1.05 0.97 1.02 1.0" "1.01 0.98 1.03 1.0" "1.0 1.0 1.0 1.0" "1.0 1.0 1.0 1.0"
 check aa same "[A/A check: B is plain memcached too] no measurable difference"

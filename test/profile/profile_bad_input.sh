@@ -73,8 +73,19 @@ got=0
 [ "$got" -eq 4 ] || fail "--json, a gone pid among others: exit $got, expected 4"
 [ "$(json "$TMP/out.json" '[(p["pid"], p["skipped"], p["partial"]) for p in d["processes"]]')" = \
 	"[($churn, False, False), ($max, True, True)]" ] || fail "JSON of a gone pid among others: $(cat "$TMP/out.json")"
+[ "$(json "$TMP/out.json" 'd["processes"][1]["advice"]')" = "no such process when the sampling began: not sampled" ] ||
+	fail "JSON advice of a gone pid: $(cat "$TMP/out.json")"
 kill "$churn"
 wait "$churn" 2>/dev/null || true
+# A gone pid beside one that runs nothing: no sample at all is a failure
+# (exit 1), not a partial profile.
+sleep 30 &
+idle=$!
+got=0
+"$FDRANGE" profile --seconds 0.5 "$max" "$idle" >"$TMP/out" 2>"$TMP/err" || got=$?
+kill "$idle"
+wait "$idle" 2>/dev/null || true
+[ "$got" -eq 1 ] || fail "a gone pid beside an idle one: exit $got, expected 1 ($(cat "$TMP/err"))"
 "$FD_CHURN" 2 1 >/dev/null &
 churn=$!
 PIDS="$churn"
