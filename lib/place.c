@@ -355,6 +355,27 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		few(fdr_p->hdr);
 		return fd;
 	}
+	/*
+	 * FDRANGE_LOCAL=keep: once the settled model is local, a
+	 * connection its accepting thread serves stays wherever the kernel put
+	 * it, on the dup path.  There each move takes file_lock twice more
+	 * (F_DUPFD, the close) and writes the fd table's bitmaps twice more,
+	 * lines every thread writes at its own accept rate; in the coherence model
+	 * that costs more than the connection's own line saves for this shape
+	 * (docs/design.md, "Servers that accept in every thread").  The kernel
+	 * numbers it lowest-free: below BASE while there are holes there,
+	 * above it in a hole of whichever chunk or line has one (any owner's,
+	 * or none's), as without the library.  Its record was made in
+	 * fdr_handoff_owner(): the learner goes on checking the model with it,
+	 * and a model that stops being local moves again.  Counted kept even
+	 * where that happens to be its own line or chunk: every connection
+	 * accepted after the model settled is (test/prog/handoff_is_learned.c).
+	 */
+	if (origin == FDR_FROM_ACCEPT && o == self && fdr_st.cfg.local == FDR_LOCAL_KEEP &&
+	    fdr_st.cfg.accept == FDR_ACCEPT_AUTO && !fdr_st.kernel_range && fdr_handoff_is_local()) {
+		fdr_count(&ow->kept);
+		return fd;
+	}
 	/* The cached limit, not getrlimit: no extra syscall per fd. */
 	if (fdr_near_limit(fd, __atomic_load_n(&fdr_st.limit, __ATOMIC_RELAXED))) {
 		fdr_count(&ow->fallback[FDR_FB_NEAR]);
@@ -368,23 +389,6 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		if (fdr_st.kernel_range && o == self && origin != FDR_FROM_ACCEPT &&
 		    !(__atomic_load_n(&ow->inplace, __ATOMIC_RELAXED) % RECOMPACT))
 			fdr_krange_sink(self, fd, cap);
-		return fd;
-	}
-	/*
-	 * FDRANGE_LOCAL=keep: a connection its accepting thread serves stays
-	 * where the kernel put it on the dup path, whose move takes file_lock
-	 * twice more than the accept itself (docs/design.md, "Servers that
-	 * accept in every thread"), if that is below BASE, where the kernel's
-	 * own numbering rules anyway.  Above it every chunk is, or will be,
-	 * some owner's: a connection left in a hole there would share its
-	 * lines.  Its record was made in fdr_handoff_owner(): the learner
-	 * goes on checking the model with it, and a model that stops being
-	 * local moves again.
-	 */
-	if (origin == FDR_FROM_ACCEPT && o == self && fdr_st.cfg.local == FDR_LOCAL_KEEP &&
-	    fdr_st.cfg.accept == FDR_ACCEPT_AUTO && !fdr_st.kernel_range &&
-	    (unsigned)fd < fdr_st.cfg.base && fdr_handoff_is_local()) {
-		fdr_count(&ow->kept);
 		return fd;
 	}
 	if (fdr_backoff_skip(o, cap, &why)) {

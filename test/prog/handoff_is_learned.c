@@ -14,13 +14,17 @@
  *                 threads do): the rotation's length and order must still
  *                 be learned right;
  *   local         each worker accepts from the shared listener and serves
- *                 what it accepted (h2o, haproxy multi-queue off);
- *   local-kept    the same with FDRANGE_LOCAL=keep: once the model is
- *                 learned, on the dup path, the connections the kernel
- *                 numbers below BASE stay there (counted kept), the model
- *                 still checked with them, and those above are placed as
- *                 without the setting; on the kernel-range path the kernel
- *                 puts them in the accepting thread's range;
+ *                 what it accepted (h2o, haproxy multi-queue off), with
+ *                 FDRANGE_LOCAL=move, the default: into the accepting
+ *                 thread's chunks;
+ *   local-kept    the same with FDRANGE_LOCAL=keep: on the dup path every
+ *                 connection accepted
+ *                 after the model settled stays where the kernel numbered
+ *                 it, below BASE or above (counted kept: exactly those,
+ *                 none of them moved), the model still checked with them;
+ *                 those accepted while learning go to the learning pool as
+ *                 in local; on the kernel-range path the kernel puts them
+ *                 in the accepting thread's range;
  *   rotation-kept the rotation with FDRANGE_LOCAL=keep: a hand-off, so
  *                 placed as without it, nothing kept;
  *   burst         the rotation, but the acceptor first accepts BURST
@@ -75,7 +79,8 @@ static void serve(struct worker *w, int fd, long seq)
 	CHECK(seq < 0 || atoi(buf + 4) == seq, "fd %d: connection %d, expected %ld", fd,
 	      atoi(buf + 4), seq);
 	CHECK(epoll_ctl(w->epfd, EPOLL_CTL_DEL, fd, NULL) == 0, "epoll_ctl DEL");
-	w->conn_seq[w->nconns] = seq;
+	/* Accepted here (local): the client's number stands for its accept's. */
+	w->conn_seq[w->nconns] = seq < 0 ? atoi(buf + 4) : seq;
 	w->conns[w->nconns] = fd;
 	__atomic_store_n(&w->nconns, w->nconns + 1, __ATOMIC_RELEASE);
 }
@@ -154,7 +159,9 @@ int main(int argc, char **argv)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	pthread_t client;
-	int before, in_chunks = 0, below_base = 0, refused = 0;
+	int before, in_chunks = 0, kept_conns = 0, refused = 0;
+	int kept_above = 0;
+	long settled = NCONN;  /* local-kept: connections accepted before the model settled */
 	bool kernel_path = false;
 	unsigned seed = 1;
 
@@ -241,6 +248,17 @@ int main(int argc, char **argv)
 		usleep(10000);
 	}
 
+	if (placed_mode && kept_mode) {
+		static char text[16384];
+		const char *s;
+
+		read_report(text, sizeof(text));
+		s = strstr(text, "model local, settled after ");
+		CHECK(s && sscanf(s, "model local, settled after %ld", &settled) == 1 &&
+		      settled >= 0 && settled <= LEARNING_MAX,
+		      "local-kept: the model did not settle as local within %d connections",
+		      LEARNING_MAX);
+	}
 	{
 		int total = 0, shared = 0, line_owner[(1 << 16) / 8];
 
@@ -255,10 +273,13 @@ int main(int argc, char **argv)
 				int fd = w->conns[c], *o = &line_owner[fd / 8];
 				int r = range_of_fd(fd);
 
-				/* Kept: numbered as plain numbers them, below BASE only;
-				 * above it they are placed as without the setting. */
-				if (kept_mode && fd < BASE) {
-					below_base++;
+				/* Kept: numbered as plain numbers them, below BASE or
+				 * in any hole above it, another worker's line too: no
+				 * line or range to check.  Counted against the report
+				 * below.  Those before it went to the learning pool. */
+				if (kept_mode && w->conn_seq[c] >= settled) {
+					kept_conns++;
+					kept_above += fd >= BASE;
 					continue;
 				}
 
@@ -304,7 +325,7 @@ int main(int argc, char **argv)
 			/* After a burst the answers are all in at once: the model
 			 * must settle within a few connections, not be judged
 			 * unpredictable for want of the newest answers. */
-			CHECK(in_chunks >= NCONN - refused - below_base -
+			CHECK(in_chunks >= NCONN - refused - kept_conns -
 					   (mode == BURST_ ? BURST + 8 : LEARNING_MAX) -
 					   (mode == REFUSING ? refused * 2 : 0),
 			      "only %d of %d connections in their server's chunks", in_chunks,
@@ -351,16 +372,23 @@ int main(int argc, char **argv)
 					  &v[3], &v[4], &v[5], &v[6]) == 7, "no totals row in the report");
 			if (kept_mode) {
 				/* While the model is learned they are placed: keep
-				 * follows the model, not the setting alone. */
-				CHECK(v[6] == (unsigned long)below_base && below_base >= BASE / 2 - LEARNING_MAX,
-				      "%lu connections kept, %d below BASE %d", v[6], below_base, BASE);
+				 * follows the model, not the setting alone.  After it,
+				 * every one is kept, above BASE too (a revert to
+				 * keeping only those below BASE places most of them). */
+				CHECK(v[6] == (unsigned long)(NCONN - settled) &&
+				      v[6] == (unsigned long)kept_conns,
+				      "%lu connections kept, %d accepted after the model settled after %ld",
+				      v[6], kept_conns, settled);
+				CHECK(kept_above >= 8,
+				      "only %d kept connections above BASE %d: the test does not reach past it",
+				      kept_above, BASE);
 				CHECK(strstr(text, "predictions ") && !strstr(text, " 0 right,"),
 				      "the model was not checked with the kept connections");
 			} else {
 				/* A hand-off (or the kernel's range): nothing kept. */
 				CHECK(v[6] == 0, "%lu connections kept, model not local", v[6]);
 			}
-			printf("FDRANGE_LOCAL=keep: %lu kept, %s\n", v[6],
+			printf("FDRANGE_LOCAL=keep: %lu kept (%d above BASE), %s\n", v[6], kept_above,
 			       kernel_path ? "kernel-range path, placed by the kernel" :
 			       kept_mode ? "dup path" : "a hand-off, placed");
 		}
