@@ -18,6 +18,8 @@ summary.csv, validation.txt and coherence.png (gnuplot) into RESULTS.
                                lookups x plain, file_lock's line and the
                                spin lock's slow path per connection; writes
                                OUT.csv, OUT.txt and OUT.png
+  report.py --chart OUT CSV...     that chart again from kept OUT.csv files
+                               (docs/results/*.csv), their rows together
 
 Exit status 1 when a validation fails or an expected window is missing, 2 on
 bad usage.
@@ -38,7 +40,7 @@ MIN_OVERLAP = 0.10
 VARIANTS = ["plain", "lib", "lib-all", "lib+fdcache", "lib-all+fdcache", "fdcache", "lib-rr",
             "lib-rr+fdcache", "range", "lib+assist", "lib-all+assist", "lib+assist+fdcache",
             "lib-all+assist+fdcache", "range-sub", "lib-keep", "lib-move", "lib+assist-nolock",
-            "lib+assist-w64", "lib+assist-nolock-w64"]
+            "lib+assist-w64", "lib+assist-nolock-w64", "lib+assist-nolock-w512"]
 
 
 def kv(text):
@@ -476,6 +478,17 @@ def main():
         return usage("--micro takes FILE NAME")
     if args[0] in ("--sweep", "--per-conn") and len(args) < 2:
         return usage(f"{args[0]} takes one or more DIRs")
+    if args[0] == "--chart":
+        if len(args) < 3:
+            return usage("--chart takes OUT CSV...")
+        rows = []
+        for f in args[2:]:
+            try:
+                rows += [l for l in open(f).read().splitlines()[1:] if l.strip()]
+            except OSError as e:
+                return usage(f"--chart: {e}")
+        manycore_chart(args[1], rows)
+        return 0 if os.path.exists(args[1] + ".png") else 1
     if args[0] == "--manycore":
         if len(args) < 3:
             return usage("--manycore takes OUT DIR...")
@@ -485,7 +498,7 @@ def main():
         return manycore(args[1], args[2:])
     if args[0].startswith("-") and args[0] not in ("--sweep", "--per-conn", "--micro", "--smoke"):
         return usage(f"unknown option '{args[0]}' (accepted: --smoke, --micro, --sweep, --per-conn, "
-                     "--manycore, --help)")
+                     "--manycore, --chart, --help)")
     if args[0] == "--smoke" and len(args) != 2:
         return usage("--smoke takes RESULTS")
     if not args[0].startswith("-") and len(args) != 1:

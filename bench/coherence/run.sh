@@ -13,8 +13,8 @@
 #                      lib-rr lib-rr+fdcache range lib+assist lib-all+assist
 #                      lib+assist+fdcache lib-all+assist+fdcache range-sub
 #                      lib-keep lib-move lib+assist-nolock lib+assist-w64
-#                      lib+assist-nolock-w64 (default: the
-#                      first six)
+#                      lib+assist-nolock-w64 lib+assist-nolock-w512
+#                      (default: the first six)
 #                      plain: no library, plain 6.12 kernel; lib: libfdrange
 #                      with default settings; lib-keep, lib-move: with
 #                      FDRANGE_LOCAL=keep or move (what the dup path does with
@@ -43,6 +43,12 @@
 #                      0007); lib+assist-w64, lib+assist-nolock-w64: those
 #                      with FDRANGE_WIDTH=64 (each thread one 64-fd chunk
 #                      of its own, one open_fds word, no shared 8-fd line);
+#                      lib+assist-nolock-w512: FDRANGE_WIDTH=512 with
+#                      fd_range_nolock=on: a thread's first chunks on
+#                      open_fds and close_on_exec lines no other thread
+#                      uses (only as far as the library's do-no-harm
+#                      bound allows: a build without it shows what that
+#                      geometry can give);
 #                      lib+assist+fdcache,
 #                      lib-all+assist+fdcache: the library on the fdcache
 #                      kernel, kernel-range path; range-sub: an
@@ -236,6 +242,9 @@ mc)
 	1off) FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	keep|move) FDRANGE_LOCAL=$(arg pre) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	w64) FDRANGE_WIDTH=64 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+	# 16 threads of 512 fds from 64 need more than 8192 numbers
+	w512) ulimit -n 16384
+		FDRANGE_WIDTH=512 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	sub) SUB_N=$t LD_PRELOAD=/coh/subrange.so $mc & ;;
 	*) $mc & ;;
 	esac
@@ -475,6 +484,7 @@ for smp in $SMPS; do
 			lib+assist-nolock) k=$KRANGE pa=$PA_RANGE pre=1 kx=fd_range_nolock=on ;;
 			lib+assist-w64) k=$KRANGE pa=$PA_RANGE pre=w64 ;;
 			lib+assist-nolock-w64) k=$KRANGE pa=$PA_RANGE pre=w64 kx=fd_range_nolock=on ;;
+			lib+assist-nolock-w512) k=$KRANGE pa=$PA_RANGE pre=w512 kx=fd_range_nolock=on ;;
 			lib-all+assist) k=$KRANGE pa=$PA_RANGE pre=all ;;
 			range-sub) k=$KRANGE pa=$PA_RANGE pre=sub ;;
 			lib+assist+fdcache) k=$KCACHE pa=$PA_CACHE pre=1 ;;
