@@ -21,8 +21,9 @@
 # (run.sh); the later points reuse its verdict (COH_VALIDATED); the fdcache
 # counter boot is skipped. With more than one shape or vCPU count it also
 # writes the thread-count table (report.py --manycore: manycore.txt, .csv,
-# .png). About 15-25 s per boot on 2 host cores,
-# more at 1000 connections. Exit status: 1 if a point failed.
+# .png). On 2 host cores a boot takes about 15-35 s at -smp 2 to 8, 40-120 s
+# at 16, up to 3.5 minutes at 16 with 1000 connections. Exit status: 1 if a
+# point failed.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 CONNS="32 128 1000" CHURNS="5 50 1000" VARIANTS="plain lib" SMPS=4 ROUNDS=2 LIB=() OUT="" SHAPES=mc
