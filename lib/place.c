@@ -369,7 +369,8 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 	 * fdr_handoff_owner(): the learner goes on checking the model with it,
 	 * and a model that stops being local moves again.  Counted kept even
 	 * where that happens to be its own line or chunk: every connection
-	 * accepted after the model settled is (test/prog/handoff_is_learned.c).
+	 * accepted after the model settled and numbered from the threshold
+	 * up is (test/prog/handoff_is_learned.c).
 	 */
 	if (origin == FDR_FROM_ACCEPT && o == self && fdr_st.cfg.local == FDR_LOCAL_KEEP &&
 	    fdr_st.cfg.accept == FDR_ACCEPT_AUTO && !fdr_st.kernel_range && fdr_handoff_is_local()) {
