@@ -961,14 +961,14 @@ static int list_functions(void)
  */
 static bool skip_gone(void)
 {
-	unsigned live = 0, n = 0;
+	unsigned live = 0;
 
 	for (unsigned k = 0; k < ntargets; k++)
 		live += !targets[k].skipped;
 	if (!live) {
 		fprintf(stderr, "%s: no process", prog);
 		for (unsigned k = 0; k < ntargets; k++)
-			fprintf(stderr, "%s %d", n++ ? "," : "", targets[k].pid);
+			fprintf(stderr, "%s %d", k ? "," : "", targets[k].pid);
 		fputc('\n', stderr);
 		return false;
 	}
