@@ -15,11 +15,13 @@
 
 #include "profile.h"
 
-static char path[] = "/tmp/fdrange-kallsyms.XXXXXX";
+#define SYMS_TEMPLATE "/tmp/fdrange-kallsyms.XXXXXX"
 
-static void write_syms(const char *text)
+/* pf_syms_load() of a made-up /proc/kallsyms holding @text: its result. */
+static int load_syms(struct pf_syms *s, const char *text, char *err, size_t errlen)
 {
-	int fd = mkstemp(path);
+	char path[] = SYMS_TEMPLATE;
+	int fd = mkstemp(path), rc;
 	FILE *f;
 
 	assert_true(fd >= 0);
@@ -27,6 +29,9 @@ static void write_syms(const char *text)
 	assert_non_null(f);
 	fputs(text, f);
 	fclose(f);
+	rc = pf_syms_load(s, path, err, errlen);
+	unlink(path);
+	return rc;
 }
 
 static void hidden_addresses_are_refused(void **state)
@@ -35,16 +40,11 @@ static void hidden_addresses_are_refused(void **state)
 	char err[512];
 
 	(void)state;
-	write_syms("0000000000000000 T fget\n0000000000000000 T fdget\n0000000000000000 t alloc_fd\n");
-	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), -2);
+	assert_int_equal(load_syms(&s, "0000000000000000 T fget\n0000000000000000 T fdget\n"
+				   "0000000000000000 t alloc_fd\n", err, sizeof(err)), -2);
 	assert_non_null(strstr(err, "kptr_restrict"));
 	assert_non_null(strstr(err, "CAP_SYSLOG"));
-	unlink(path);
-	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
-	write_syms("");
-	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), -1);
-	unlink(path);
-	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
+	assert_int_equal(load_syms(&s, "", err, sizeof(err)), -1);
 	assert_int_equal(pf_syms_load(&s, "/nonexistent/kallsyms", err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "cannot read"));
 }
@@ -56,14 +56,11 @@ static void functions_end_at_the_next_text_symbol(void **state)
 	int fdget = pf_func_by_name("fdget"), alloc = pf_func_by_name("alloc_fd");
 
 	(void)state;
-	write_syms("ffffffff81001000 T fdget\n"
-		   "ffffffff81001080 d some_data\n"           /* data does not end a function */
-		   "ffffffff81001100 T other\n"
-		   "ffffffff81002000 t alloc_fd.isra.0\n"     /* a clone is the function */
-		   "ffffffff81002040 t __pfx_x\n");
-	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), 0);
-	unlink(path);
-	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
+	assert_int_equal(load_syms(&s, "ffffffff81001000 T fdget\n"
+				   "ffffffff81001080 d some_data\n"           /* data does not end a function */
+				   "ffffffff81001100 T other\n"
+				   "ffffffff81002000 t alloc_fd.isra.0\n"     /* a clone is the function */
+				   "ffffffff81002040 t __pfx_x\n", err, sizeof(err)), 0);
 	assert_int_equal(pf_syms_find(&s, 0xffffffff81001000ull), fdget);
 	assert_int_equal(pf_syms_find(&s, 0xffffffff810010ffull), fdget);
 	assert_int_equal(pf_syms_find(&s, 0xffffffff81001100ull), -1);
@@ -144,12 +141,9 @@ static void absent_means_missing_from_this_kernel(void **state)
 
 	(void)state;
 	/* A kernel without paravirtual spin locks: the generic name only. */
-	write_syms("ffffffff81001000 T fdget\n"
-		   "ffffffff81002000 T queued_spin_lock_slowpath\n"
-		   "ffffffff81003000 T other\n");
-	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), 0);
-	unlink(path);
-	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
+	assert_int_equal(load_syms(&s, "ffffffff81001000 T fdget\n"
+				   "ffffffff81002000 T queued_spin_lock_slowpath\n"
+				   "ffffffff81003000 T other\n", err, sizeof(err)), 0);
 	assert_false(pf_absent(&s, (unsigned)generic));
 	assert_false(pf_absent(&s, (unsigned)native));
 	assert_false(pf_absent(&s, (unsigned)pv));
@@ -158,10 +152,8 @@ static void absent_means_missing_from_this_kernel(void **state)
 	assert_false(pf_absent(&s, (unsigned)pf_func_by_name("pvm_irq_enable")));
 	pf_syms_free(&s);
 	/* No slow path under any name: each of its names is missing. */
-	write_syms("ffffffff81001000 T fdget\nffffffff81003000 T other\n");
-	assert_int_equal(pf_syms_load(&s, path, err, sizeof(err)), 0);
-	unlink(path);
-	strcpy(path, "/tmp/fdrange-kallsyms.XXXXXX");
+	assert_int_equal(load_syms(&s, "ffffffff81001000 T fdget\nffffffff81003000 T other\n",
+				   err, sizeof(err)), 0);
 	assert_true(pf_absent(&s, (unsigned)generic));
 	assert_true(pf_absent(&s, (unsigned)native));
 	assert_true(pf_absent(&s, (unsigned)pv));

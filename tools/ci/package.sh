@@ -170,17 +170,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 lib=$(fdrange -v true 2>&1 | sed -n 's/^fdrange: library //p')
 [ "$lib" = "/usr/lib/$ma/libfdrange.so" ] || die "the installed fdrange uses '$lib', not /usr/lib/$ma/libfdrange.so"
 
-free_port() {
-	local used p
-	used=" $(awk 'NR > 1 { split($2, a, ":"); print a[2] }' /proc/net/tcp /proc/net/tcp6 2>/dev/null | tr '\n' ' ' || true) "
-	for _ in $(seq 200); do
-		p=$((20000 + RANDOM % 30000))
-		case $used in *" $(printf '%04X' "$p") "*) continue ;; esac
-		echo "$p"
-		return 0
-	done
-	return 1
-}
+# free_port: a port no socket here has (the test libraries' one).
+. "$root/test/free_port.sh"
 # start NAME CMD...: run CMD (which execs memcached on $port) with no fd of
 # ours inherited; sets pid.  The pid file is written by the process that
 # becomes memcached.
