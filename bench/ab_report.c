@@ -14,8 +14,9 @@
  * the JSON.  The statistics and the decision rule are in ab_stats.h.
  * Exit 0; 1 when DIR cannot be read or holds no complete round; 2 on a
  * bad argument; 3 when there is no verdict: the comparison is void (B
- * placed no fd: the locality line of run.conf says placed=0, so A and B
- * both ran plain; or its placement is unknown), or the throughput is
+ * placed no fd: the locality line of run.conf says placed=0, inplace=0
+ * and kept=0, so A and B both ran plain; or its placement is unknown), or
+ * the throughput is
  * outside the A/A band in fewer rounds than a difference needs
  * (AB_MIN_ROUNDS: "no verdict: ...").
  */
@@ -196,27 +197,47 @@ static const char *lat_label(void)
 }
 
 /*
- * B placed nothing: the library passed every call through, so B was plain
- * too.  The reason from fdrange stat's summary line in @buf, or false.
- */
-/*
  * Whether B's placement makes the comparison void: 0 not void, VOID_PLACED_NONE
  * when B placed no fd (@buf: the reason), VOID_UNKNOWN when its placement
  * could not be read (@buf: what the locality line says instead).  Unknown
  * is void too: a B that maybe ran plain must not read as a verdict on the
- * library.
+ * library.  An fd the library found in place (the kernel-range path) is
+ * its work too, and so are connections kept under model local
+ * (FDRANGE_LOCAL=keep, the default, leaves those of a server whose threads
+ * serve what they accept where the kernel numbered them): such a B is what
+ * the library does for that server, not plain (KEPT_ONLY, @buf: how many).
  */
-enum { VOID_PLACED_NONE = 1, VOID_UNKNOWN };
+enum { VOID_PLACED_NONE = 1, VOID_UNKNOWN, KEPT_ONLY = -1 };
+
+/* The locality line's number @key: 1 read, 0 absent (an older fdrange
+ * stat), -1 not a number. */
+static int loc_u64(const char *loc, const char *key, unsigned long *v)
+{
+	char pat[32];
+	const char *at;
+	char *end;
+
+	snprintf(pat, sizeof(pat), " %s=", key);
+	at = strstr(loc, pat);
+	*v = 0;
+	if (!at)
+		return 0;
+	at += strlen(pat);
+	errno = 0;
+	*v = strtoul(at, &end, 10);
+	return end == at || errno || (*end && *end != ' ') || *at == '-' ? -1 : 1;
+}
 
 static int void_reason(char *buf, size_t len)
 {
-	const char *loc = conf_get("locality"), *pl = strstr(loc, " placed="), *why;
-	char *end;
-	unsigned long placed;
+	const char *loc = conf_get("locality"), *why;
+	unsigned long placed, inplace, kept;
+	int rc;
 
 	if (strcmp(conf_get("aa"), "1") == 0)
 		return 0;
-	if (!pl) {
+	rc = loc_u64(loc, "placed", &placed);
+	if (rc == 0) {
 		size_t n = strlen(loc);
 
 		/* ab-server writes a failure as "(...)": the verdict adds its own. */
@@ -226,19 +247,22 @@ static int void_reason(char *buf, size_t len)
 			snprintf(buf, len, "%s", n ? loc : "no locality line in run.conf");
 		return VOID_UNKNOWN;
 	}
-	placed = strtoul(pl + 8, &end, 10);
-	if (end == pl + 8 || (*end && *end != ' ')) {
+	if (rc < 0 || loc_u64(loc, "inplace", &inplace) < 0 || loc_u64(loc, "kept", &kept) < 0) {
 		snprintf(buf, len, "%s", loc);
 		return VOID_UNKNOWN;
 	}
-	if (placed != 0)
+	if (placed != 0 || inplace != 0)
 		return 0;
+	/* Only a local model's: fds 0-2 are kept by rule in any process. */
+	if (kept != 0 && strstr(loc, " model=local ")) {
+		snprintf(buf, len, "%lu", kept);
+		return KEPT_ONLY;
+	}
 	why = strstr(loc, " reason=");
 	snprintf(buf, len, "%.*s", why ? (int)strcspn(why + 8, " ") : 1, why ? why + 8 : "-");
 	return VOID_PLACED_NONE;
 }
 
-/* The values of @metric on server @s, in round order. */
 static void column(unsigned s, unsigned metric, double *out)
 {
 	for (unsigned i = 0; i < nrounds; i++)
@@ -345,13 +369,13 @@ static void clause(char *buf, size_t len, const struct ab_compare *c, bool prima
 			 c->band_lo, c->band_hi, cons);
 }
 
-/* Returns true when the comparison is void (B placed nothing). */
+/* Returns true when the comparison is void (B placed, found or kept nothing). */
 static bool verdict(char *buf, size_t len, const struct ab_compare *ops, const struct ab_compare *p99)
 {
 	char a[512], b[512] = "", note[256] = "", aa[128] = "", vd[512] = "", why[160];
 	long cpus = conf_long("cpus_online");
 	int void_kind = void_reason(why, sizeof(why));
-	bool is_void = void_kind != 0;
+	bool is_void = void_kind > 0;
 
 	clause(a, sizeof(a), ops, true);
 	clause(b, sizeof(b), p99, false);
@@ -377,6 +401,11 @@ static bool verdict(char *buf, size_t len, const struct ab_compare *ops, const s
 			 "plain and this compares plain with plain%s: ", why, !strcmp(why, "few_fds") ?
 			 " (the library acts once the process holds 64 fds, FDRANGE_THRESHOLD: "
 			 "more connections)" : "");
+	else if (void_kind == KEPT_ONLY)
+		snprintf(vd, sizeof(vd), "B moved no fd: its threads serve what they accept "
+			 "(model=local), and it kept %s where the kernel numbered them "
+			 "(FDRANGE_LOCAL=keep, the default), so B differs from A by the library's "
+			 "calls only: ", why);
 	snprintf(buf, len, "verdict: %s%s%s%s%s%s", vd, aa, a, b[0] ? "; " : "", b, note);
 	return is_void;
 }
@@ -699,7 +728,7 @@ static void json(FILE *f, const struct ab_compare *cmp, const char *line)
 	{
 		char why[160];
 
-		fprintf(f, ",\n  \"void\": %s", void_reason(why, sizeof(why)) ? "true" : "false");
+		fprintf(f, ",\n  \"void\": %s", void_reason(why, sizeof(why)) > 0 ? "true" : "false");
 	}
 	fprintf(f, ",\n  \"verdict\": ");
 	json_str(f, line + strlen("verdict: "));

@@ -28,8 +28,9 @@
 #     fdrange-ab-memcached's (bench/ab-report, bench/ab_stats.h): a
 #     difference counts only outside the A/A band and with 4 rounds or more.
 #  2. one unmeasured round per server after the rounds: `fdrange stat` on B
-#     (did the library place anything: placed=, path=, reason=; a B that
-#     placed nothing makes the verdict void, and the verdict says so first)
+#     (did the library place anything: placed=, inplace=, kept= under
+#     model local, path=, reason=; a B that did none of these makes the
+#     verdict void, and the verdict says so first)
 #     and, when the build's fdrange has `profile`, `fdrange profile` on A
 #     and on B: the share of the server's CPU in the kernel's fd paths.
 #  3. where /dev/kvm works (or MANYCORE_ACCEL=tcg): the project's kernels
@@ -680,7 +681,8 @@ def summary_fields(text):
 def stat_of(pdir):
     """fdrange stat's summary fields for B, and \"acted\": the fds the
     library placed, by a move (placed) or where they already lay, as on the
-    kernel-range path (every owner's inplace); None when stat gave nothing."""
+    kernel-range path (every owner's inplace), or kept under model local;
+    None when stat gave nothing."""
     fields = summary_fields(read(os.path.join(pdir, "stat-B.txt")))
     try:
         j = json.loads(read(os.path.join(pdir, "stat-B.json")))
@@ -704,7 +706,13 @@ def stat_of(pdir):
         walk(j.get("block"))
         fields = {k: ("-" if v is None else str(v)) for k, v in j["summary"].items()}
     fields["inplace"] = str(inplace) if j is not None else "?"
-    fields["acted"] = int(fields.get("placed", "0") or 0) + inplace
+    # Connections a local model kept where the kernel numbered them
+    # (FDRANGE_LOCAL=keep, the default on the dup path) are the library's
+    # decision too, as in fdrange ab's verdict; fds 0-2, kept by rule in
+    # any process, are not.
+    kept = fields.get("kept", "0")
+    kept = int(kept) if kept.isdigit() and fields.get("model") == "local" else 0
+    fields["acted"] = int(fields.get("placed", "0") or 0) + inplace + kept
     return fields
 
 def profile_line(text):
@@ -734,7 +742,7 @@ for row in read(os.path.join(out, "parts.txt")).splitlines():
         acted, void = None, "void: whether B placed anything is unknown (fdrange stat gave no summary; see %s/stat-B.txt); " % d
     else:
         acted = stat["acted"]
-        void = "" if acted > 0 else "void: B placed nothing (placed=0 inplace=0 reason=%s), so B ran as plain; " % stat.get("reason", "?")
+        void = "" if acted > 0 else "void: B placed nothing (placed=0 inplace=0 kept=0 reason=%s), so B ran as plain; " % stat.get("reason", "?")
     path_note = ""
     if stat and kind == "guest-range" and acted and stat.get("path") != "kernel-range":
         path_note = " [B took path=%s, not the kernel range]" % stat.get("path")
@@ -754,6 +762,7 @@ for row in read(os.path.join(out, "parts.txt")).splitlines():
         "p99_ba": cmp_p99["ba_median"], "p99_band": cmp_p99["band"], "p99_decision": cmp_p99["decision"],
         "placed": int(stat["placed"]) if stat and stat.get("placed", "").isdigit() else None,
         "inplace": int(stat["inplace"]) if stat and stat["inplace"].isdigit() else None,
+        "kept": int(stat["kept"]) if stat and stat.get("kept", "").isdigit() else None,
         "acted": acted, "path": stat.get("path") if stat else None,
         "reason": stat.get("reason") if stat else None,
         "stat_summary": stat, "fd_paths_profile": prof, "void": bool(void), "verdict": line,
@@ -781,8 +790,8 @@ for p in parts:
         lines.append("  B placement: unknown (no fdrange stat summary)")
     else:
         st = p["stat_summary"]
-        lines.append("  B placement: placed=%s inplace=%s path=%s reason=%s model=%s client_sockets=%s shared_client_lines=%s" % (
-            st.get("placed"), st.get("inplace"), st.get("path"), st.get("reason"), st.get("model"),
+        lines.append("  B placement: placed=%s inplace=%s kept=%s path=%s reason=%s model=%s client_sockets=%s shared_client_lines=%s" % (
+            st.get("placed"), st.get("inplace"), st.get("kept"), st.get("path"), st.get("reason"), st.get("model"),
             st.get("client_sockets"), st.get("shared_client_lines")))
     if p["kind"] == "host":
         if p["fd_paths_profile"]:

@@ -45,13 +45,14 @@ const struct fdr_option fdr_options[] = {
 	  "accepting thread's range; roundrobin: the k-th accepted fd goes to position k mod L "
 	  "(L = SLOTS, or the online CPUs, at most 64) and fds from other calls are not moved" },
 	{ "FDRANGE_LOCAL", "local", "POLICY", FDR_T_ENUM, OFF(local), 0, 0, 0,
-	  NULL, move_keep_names, "move",
+	  NULL, move_keep_names, "keep",
 	  "with FDRANGE_ACCEPT=auto, where the kernel has no fd range: what happens to an "
 	  "accepted fd once the library has learned that each thread serves the connections "
-	  "it accepts (model local: h2o, haproxy with per-thread binds, envoy); move: into "
-	  "the accepting thread's range; keep: where the kernel put it (lowest-free, as "
-	  "without the library), sparing the move's F_DUPFD and close (2 more takes of "
-	  "file_lock per connection); fds handed to other threads are moved either way" },
+	  "it accepts (model local: h2o, haproxy with per-thread binds, envoy); keep: where "
+	  "the kernel put it (lowest-free, as without the library), sparing the move's "
+	  "F_DUPFD and close (2 more takes of file_lock per connection, which cost more "
+	  "than they save in that shape); move: into the accepting thread's range; fds "
+	  "handed to other threads are moved either way" },
 	{ "FDRANGE_OPEN", "open", "POLICY", FDR_T_ENUM, OFF(open), 0, 0, 0,
 	  NULL, move_keep_names, "move",
 	  "move: place fds from open/openat/creat too; keep: leave them where the kernel put "

@@ -356,7 +356,7 @@ static int move(int fd, bool cloexec, enum fdr_origin origin)
 		return fd;
 	}
 	/*
-	 * FDRANGE_LOCAL=keep: once the settled model is local, a
+	 * FDRANGE_LOCAL=keep, the default: once the settled model is local, a
 	 * connection its accepting thread serves stays wherever the kernel put
 	 * it, on the dup path.  There each move takes file_lock twice more
 	 * (F_DUPFD, the close) and writes the fd table's bitmaps twice more,

@@ -112,6 +112,8 @@ static void summary_fields(FILE *out, const struct st_summary *s, bool *first)
 		kv_purity(out, first, "min_purity", s->min_purity);
 		kv_purity(out, first, "min_client_purity", s->min_client_purity);
 		kv_u(out, first, "placed", s->placed);
+		kv_u(out, first, "inplace", s->inplace);
+		kv_u(out, first, "kept", s->kept);
 		kv_u(out, first, "fallbacks", s->fallbacks);
 		kv_u(out, first, "extra_probes", s->probes);
 		kv_s(out, first, "model", s->model, 32);

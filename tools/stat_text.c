@@ -475,11 +475,13 @@ void st_summary_text(FILE *out, const struct st_summary *s)
 	if (s->block) {
 		put_purity_kv(out, "min_purity", s->min_purity);
 		put_purity_kv(out, "min_client_purity", s->min_client_purity);
-		fprintf(out, " placed=%" PRIu64 " fallbacks=%" PRIu64 " extra_probes=%" PRIu64
+		fprintf(out, " placed=%" PRIu64 " inplace=%" PRIu64 " kept=%" PRIu64
+			" fallbacks=%" PRIu64 " extra_probes=%" PRIu64
 			" model=%s realignments=%" PRIu64 " misplaced=%" PRIu64 " unseen_fds=%lu"
 			" threshold=%" PRIu64 " low_shared_client_lines=%lu path=%s"
 			" range_sets=%" PRIu64,
-			s->placed, s->fallbacks, s->probes, s->model, s->realignments, s->misses,
+			s->placed, s->inplace, s->kept, s->fallbacks, s->probes, s->model,
+			s->realignments, s->misses,
 			s->unseen, s->threshold, s->low_shared_client_lines,
 			s->kernel_range ? "kernel-range" : "dup", s->range_sets);
 	}

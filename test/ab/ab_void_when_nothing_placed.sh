@@ -6,6 +6,7 @@
 # call through (reason=single_threaded).  And the memcached preset's report
 # of a run whose B held too few fds (reason=few_fds), which names the
 # threshold; the preset's default connections are enough for it to act.
+# And where a local model's kept connections make it a verdict after all.
 . "$(dirname "$0")/lib.sh"
 needs gnuplot python3
 
@@ -67,6 +68,33 @@ case $v in "verdict: VOID, B's placement unknown (fdrange stat failed; see stat-
 	*) fail "unknown placement: $v" ;; esac
 python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["void"] is True' "$TMP/unknown/result.json" ||
 	fail "unknown placement: result.json does not say void"
+# A server whose threads serve what they accept, on the dup path: its
+# connections kept where the kernel numbered them (FDRANGE_LOCAL=keep, the
+# default) are the library's decision, so no void: a verdict that says B
+# moved nothing.  kept by any other model (fds 0-2, in any process) is
+# still void.
+for m in local:0 rotation:3 local-move:3; do
+	model=${m%:*} want=${m#*:}
+	mkdir -p "$TMP/kept-$model"
+	cp "$TMP/few/rounds.csv" "$TMP/kept-$model/"
+	kept=40
+	[ "$model" = local-move ] && model=local kept=0
+	sed "s/^locality=.*/locality=pid=1 library=yes open_fds=90 groups=4 placed=0 inplace=0 kept=$kept fallbacks=0 model=$model realignments=0 threshold=64 path=dup reason=-/" \
+		"$TMP/few/run.conf" >"$TMP/kept-${m%:*}/run.conf"
+	rc=0
+	"$SRCROOT/bench/ab-memcached" --build "$(dirname "$(dirname "$FDRANGE")")" --report "$TMP/kept-${m%:*}" \
+		>"$TMP/kept.out" 2>"$TMP/kept.err" || rc=$?
+	[ $rc -eq "$want" ] || { cat "$TMP/kept.out" "$TMP/kept.err" >&2; fail "kept, ${m%:*}: exit $rc, expected $want"; }
+	v=$(verdict_of "$TMP/kept.out")
+	if [ "$want" = 0 ]; then
+		case $v in "verdict: B moved no fd: its threads serve what they accept (model=local), and it kept 40 where the kernel numbered them (FDRANGE_LOCAL=keep, the default), so B differs from A by the library's calls only: "*) ;;
+			*) fail "kept, ${m%:*}: $v" ;; esac
+		python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["void"] is False' \
+			"$TMP/kept-${m%:*}/result.json" || fail "kept, ${m%:*}: result.json says void"
+	else
+		case $v in "verdict: VOID, B placed no fd (reason=-)"*) ;; *) fail "kept, ${m%:*}: $v" ;; esac
+	fi
+done
 "$SRCROOT/bench/ab-memcached" --help | grep -A1 -- '--conns N' | grep -q 'default 96' ||
 	fail "ab-memcached's default connections are not 96"
 echo ok

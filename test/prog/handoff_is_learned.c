@@ -15,9 +15,9 @@
  *                 be learned right;
  *   local         each worker accepts from the shared listener and serves
  *                 what it accepted (h2o, haproxy multi-queue off), with
- *                 FDRANGE_LOCAL=move, the default: into the accepting
- *                 thread's chunks;
- *   local-kept    the same with FDRANGE_LOCAL=keep: on the dup path every
+ *                 FDRANGE_LOCAL=move: into the accepting thread's chunks;
+ *   local-kept    the same with FDRANGE_LOCAL=keep, the default (unset
+ *                 or keep): on the dup path every
  *                 connection accepted
  *                 after the model settled stays where the kernel numbered
  *                 it, below BASE or above (counted kept: exactly those,
@@ -25,8 +25,6 @@
  *                 those accepted while learning go to the learning pool as
  *                 in local; on the kernel-range path the kernel puts them
  *                 in the accepting thread's range;
- *   rotation-kept the rotation with FDRANGE_LOCAL=keep: a hand-off, so
- *                 placed as without it, nothing kept;
  *   burst         the rotation, but the acceptor first accepts BURST
  *                 connections and only then deals them (a client that
  *                 opens all its connections at once): all of them are
@@ -61,7 +59,7 @@ struct worker {
 static struct worker workers[NWORKERS];
 static enum mode mode;
 static bool kept_mode;  /* local-kept on the dup path */
-static bool keep_set;   /* FDRANGE_LOCAL=keep */
+static bool keep_set;   /* FDRANGE_LOCAL unset or keep */
 static int listener;
 static const int order[NWORKERS] = { 2, 0, 3, 1 };
 static int (*range_of_fd)(int);
@@ -167,14 +165,13 @@ int main(int argc, char **argv)
 
 	test_mode(argc, argv);
 	CHECK(argc >= 3,
-	      "usage: %s plain|placed rotation|rotation-kept|refusing|batched|local|local-kept|random|burst",
+	      "usage: %s plain|placed rotation|refusing|batched|local|local-kept|random|burst",
 	      argv[0]);
-	/* FDRANGE_LOCAL=keep changes only what a local model does. */
-	keep_set = getenv("FDRANGE_LOCAL") && !strcmp(getenv("FDRANGE_LOCAL"), "keep");
+	/* FDRANGE_LOCAL=keep, the default, changes only what a local model does. */
+	keep_set = !getenv("FDRANGE_LOCAL") || !strcmp(getenv("FDRANGE_LOCAL"), "keep");
 	kept_mode = !strcmp(argv[2], "local-kept");
-	CHECK(!kept_mode || keep_set, "local-kept needs FDRANGE_LOCAL=keep");
-	if (!strcmp(argv[2], "rotation-kept"))
-		argv[2] = "rotation";
+	CHECK(!kept_mode || keep_set, "local-kept needs FDRANGE_LOCAL unset or keep");
+	CHECK(strcmp(argv[2], "local") || !keep_set, "local needs FDRANGE_LOCAL=move");
 	mode = !strcmp(argv[2], "rotation") ? ROTATION : !strcmp(argv[2], "refusing") ? REFUSING :
 	       !strcmp(argv[2], "batched") ? BATCHED : !strcmp(argv[2], "local") || kept_mode ? LOCAL :
 	       !strcmp(argv[2], "burst") ? BURST_ : RANDOM;

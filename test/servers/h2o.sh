@@ -3,12 +3,19 @@
 # h2o 2.2 (num-threads 4, one static file) with FDRANGE_THRESHOLD=0 alone,
 # plain and under libfdrange: h2load (HTTP/2 over cleartext, 48
 # connections) for a few seconds, no client errors either way.  Every h2o
-# thread has the listener in its own epoll and serves what it accepts, so
-# under the library, mid-load: min_purity >= 95 and no 8-fd line shared by
-# client sockets of two threads.
-# Usage: h2o.sh LIB FDRANGE
+# thread has the listener in its own epoll and serves what it accepts
+# (model local), so under the library, mid-load: by default
+# (FDRANGE_LOCAL=keep) every connection of the load kept where the kernel
+# numbered it; with "move" (FDRANGE_LOCAL=move too) min_client_purity >= 95
+# and no 8-fd line shared by client sockets of two threads.
+# Usage: h2o.sh LIB FDRANGE [move]
 . "$(dirname "$0")/lib.sh"
 need h2o h2load python3
+case ${1:-} in
+"") ;;
+move) SRV_LOCAL=move ;;
+*) echo "h2o.sh: unknown argument '$1'; accepted: move" >&2; exit 2 ;;
+esac
 
 D=$TMP/h2o
 mkdir -p "$D/www"

@@ -12,8 +12,9 @@
 #          cannot be predicted: the library must say model=unpredictable
 #          (or settle on a model after the burst's last accept, with no
 #          client placed on it: see check_placement);
-#   MQ=off: the accepting thread serves: min_purity >= 95 and no 8-fd line
-#          shared by client sockets of two threads.
+#   MQ=off: the accepting thread serves (model local): every connection
+#          of the load kept where the kernel numbered it (FDRANGE_LOCAL=keep,
+#          the default; see check_placement).
 # Usage: haproxy.sh LIB FDRANGE on|off LIMIT
 . "$(dirname "$0")/lib.sh"
 MQ=${1:-on} LIMIT=${2:-20000}

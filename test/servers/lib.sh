@@ -81,6 +81,9 @@ launch() {
 	# need; with the default (64) the first few dozen fds keep the kernel's
 	# numbers (test/memcached/placement_is_worker_local.sh checks that).
 	[ "$mode" = lib ] && envcmd+=("LD_PRELOAD=$LIB" "FDRANGE_THRESHOLD=${SRV_THRESHOLD:-0}")
+	# A second, where a line of run-all.sh names it: FDRANGE_LOCAL=move,
+	# the placement a local server's connections get without the default.
+	[ "$mode" = lib ] && [ -n "${SRV_LOCAL:-}" ] && envcmd+=("FDRANGE_LOCAL=$SRV_LOCAL")
 	# setsid does not fork here (a background job of a script is no group
 	# leader), so $! is the server itself once bash has exec'd it.
 	# shellcheck disable=SC2016
@@ -234,7 +237,9 @@ plain_then_lib() {
 # read_placement FILE: fill R_* from a stat file (and show its summary).
 # check_placement FILE predictable MODEL | FILE unpredictable: what a real
 # server must show.  Predictable hand-off: the library learned MODEL (local or
-# rotation), the accepted client sockets in each thread's chunks are >= 95%
+# rotation); for local on the dup path with FDRANGE_LOCAL=keep (the
+# default) the load's connections were all kept; otherwise the accepted
+# client sockets in each thread's chunks are >= 95%
 # served by that thread (min_client_purity: a proxy's upstream sockets,
 # which it may hand between threads, and a main thread's wake-up fds for
 # its workers are not the hand-off's doing; min_purity over all fds is
@@ -249,7 +254,7 @@ read_placement() {
 	R_PURITY=$(field "$f" min_client_purity); R_PURITY=${R_PURITY:--}
 	R_LINES=$(field "$f" shared_client_lines); R_LINES=${R_LINES:-?}
 	R_MODEL=$(field "$f" model); R_MODEL=${R_MODEL:-?}
-	R_MORE="$R_MORE all_fds_purity=$(field "$f" min_purity) socket_lines=$(field "$f" shared_socket_lines) proc_client_lines=$(pfield "$f" epoll_shared_client_lines) fallbacks=$(field "$f" fallbacks)"
+	R_MORE="$R_MORE all_fds_purity=$(field "$f" min_purity) socket_lines=$(field "$f" shared_socket_lines) proc_client_lines=$(pfield "$f" epoll_shared_client_lines) fallbacks=$(field "$f" fallbacks) kept=$(field "$f" kept)"
 	grep -E '^(summary|procfds):' "$f"
 }
 check_placement() {
@@ -263,6 +268,20 @@ check_placement() {
 		fail "procfds saw ${seen:-no} of the load's $CONNS client sockets: the sample missed the load"
 	if [ "$kind" = predictable ] || [ "$kind" = burst ]; then
 		[ -z "$want" ] || [ "$R_MODEL" = "$want" ] || fail "model=$R_MODEL, expected $want"
+		# FDRANGE_LOCAL=keep, the default: on the dup path a local
+		# server's connections accepted once the model settled (after the
+		# warm-up: every one of the load's) stay where the kernel numbered
+		# them, each counted kept, none moved into a thread's chunks; purity
+		# and shared lines then read as the kernel's numbering does.
+		if [ "$kind" = predictable ] && [ "$R_MODEL" = local ] &&
+			[ "${SRV_LOCAL:-keep}" = keep ] && [ "$(field "$f" path)" = dup ]; then
+			local kept
+			kept=$(field "$f" kept)
+			[ "${kept:-0}" -ge "$CONNS" ] 2>/dev/null ||
+				fail "kept=${kept:-none}: fewer than the load's $CONNS connections left where the kernel numbered them (model local, FDRANGE_LOCAL=keep)"
+			note "model=local, FDRANGE_LOCAL=keep: $kept connections kept where the kernel numbered them (purity $R_PURITY and $R_LINES shared client lines are the kernel's numbering)"
+			return 0
+		fi
 		case $R_PURITY in
 		[0-9]*) awk -v p="$R_PURITY" 'BEGIN { exit !(p >= 95) }' || fail "min_client_purity $R_PURITY < 95" ;;
 		-) [ "$kind" = burst ] || fail "min_client_purity=$R_PURITY (no client socket in a thread's chunks)" ;;

@@ -6,7 +6,8 @@
 # server's total_error_replies and rejected_connections).  The main thread
 # accepts and registers every connection in its one epoll (io threads take
 # clients per event-loop pass, no stable serving thread): under the
-# library, mid-load: min_purity >= 95 and no shared client lines.
+# library, mid-load: model local, every connection of the load kept where
+# the kernel numbered it (FDRANGE_LOCAL=keep, the default).
 # Usage: redis.sh LIB FDRANGE
 . "$(dirname "$0")/lib.sh"
 need redis-server redis-benchmark redis-cli python3

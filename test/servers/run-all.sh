@@ -24,6 +24,7 @@ haproxy-nomq-20000 60 haproxy.sh off 20000
 haproxy-mq-1048576 60 haproxy.sh on 1048576
 haproxy-nomq-1048576 60 haproxy.sh off 1048576
 h2o 60 h2o.sh
+h2o-move 60 h2o.sh move
 trafficserver-accept1 90 trafficserver.sh 1
 trafficserver-burst 90 trafficserver.sh 1 burst
 trafficserver-accept0 90 trafficserver.sh 0

@@ -3,12 +3,14 @@
 # Apache Traffic Server 9.2 as a reverse proxy (4 net threads) to a local
 # nginx origin, with FDRANGE_THRESHOLD=0 alone, plain and under libfdrange: a
 # short wrk load with no client errors either way; under the library,
-# mid-load: min_purity >= 95 and no 8-fd line shared by client sockets of
-# two threads.
+# mid-load:
 #   ACCEPT=1: one ACCEPT thread deals connections to the net threads in
-#             strict rotation (the default);
+#             strict rotation (the default): min_purity >= 95 and no 8-fd
+#             line shared by client sockets of two threads;
 #   ACCEPT=0: accept_threads 0 with exec_thread.listen 1: a listener per
-#             net thread (SO_REUSEPORT), each serves what it accepts.
+#             net thread (SO_REUSEPORT), each serves what it accepts (model
+#             local): every connection of the load kept where the kernel
+#             numbered it (FDRANGE_LOCAL=keep, the default).
 #   burst (second argument): no warm-up, so wrk's 48 connections all come
 #             while the library is still learning, and the net threads
 #             register them in batches, out of order: each must go alone

@@ -47,7 +47,7 @@ static void defaults_without_environment(void **state)
 	assert_int_equal(cfg.pregrow, 1024);
 	assert_int_equal(cfg.threshold, 64);
 	assert_int_equal(cfg.open, FDR_OPEN_MOVE);
-	assert_int_equal(cfg.local, FDR_LOCAL_MOVE);
+	assert_int_equal(cfg.local, FDR_LOCAL_KEEP);
 	assert_false(cfg.disable);
 	assert_string_equal(cfg.stats, "");
 	for (unsigned i = 0; i < fdr_noptions; i++)
