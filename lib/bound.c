@@ -20,6 +20,9 @@
  *     after one that did not, the next waits for open/64 + 1 refused
  *     claims, so that counting costs O(1) per placement.
  *  3. Near the soft limit, nothing is moved (fdr_near_limit).
+ * FDRANGE_BOUND=off drops 1 and 2, for a program that never uses select():
+ * its user asks for fd numbers that grow with the threads (a line of the
+ * fd table's bitmaps per thread, docs/design.md); 3 stays.
  * An fd that the bound stops keeps the kernel's number: the library
  * degrades to plain numbering, counted as fallbacks "bound" and "near".
  * Chunks claimed while the bound was higher stay usable: the fd numbers
@@ -126,7 +129,8 @@ void fdr_bound_skipped(void)
 
 bool fdr_bound_allows(unsigned long end)
 {
-	if (end <= __atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED))
+	if (end <= __atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED) ||
+	    fdr_st.cfg.bound == FDR_BOUND_OFF)
 		return true;
 	return recount(end);
 }

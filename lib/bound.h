@@ -8,7 +8,8 @@
 
 #include "global.h"
 
-/* May a chunk whose fds end just below @end be claimed now? */
+/* May a chunk whose fds end just below @end be claimed now?  Always with
+ * FDRANGE_BOUND=off (the soft limit is checked apart: place.c). */
 bool fdr_bound_allows(unsigned long end) FDR_HIDDEN;
 
 /*
@@ -24,6 +25,8 @@ void fdr_bound_skipped(void) FDR_HIDDEN;
  */
 static inline unsigned long fdr_bound_cap(int fd, unsigned long cap)
 {
+	if (fdr_st.cfg.bound == FDR_BOUND_OFF)
+		return cap;
 	return (unsigned)fd < FDR_FD_SETSIZE && cap > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : cap;
 }
 

@@ -109,11 +109,11 @@ bool fdr_krange_probe(bool *groups)
  * holds: fds 0-2 are never taken from the program (a program that closes
  * stdin and opens /dev/null relies on getting 0), and no fd the kernel
  * would number below FD_SETSIZE is given a number at or above it
- * (select()).  The threshold is the range's min_open instead (min_open()).
+ * (select(); FDRANGE_BOUND=off drops that rule).  The threshold is the range's min_open instead (min_open()).
  */
 static unsigned floor_of(unsigned lo, unsigned hi)
 {
-	unsigned f = hi > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : 3;
+	unsigned f = hi > FDR_FD_SETSIZE && fdr_st.cfg.bound != FDR_BOUND_OFF ? FDR_FD_SETSIZE : 3;
 
 	return f < lo ? f : lo;
 }
@@ -125,10 +125,12 @@ static unsigned min_open(void)
 	return fdr_st.cfg.threshold;
 }
 
-/* A range across FD_SETSIZE would have a floor above its start. */
+/* A range across FD_SETSIZE would have a floor above its start (none with
+ * FDRANGE_BOUND=off). */
 static unsigned clamp_hi(unsigned lo, unsigned hi)
 {
-	return lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : hi;
+	return lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE && fdr_st.cfg.bound != FDR_BOUND_OFF ?
+	       FDR_FD_SETSIZE : hi;
 }
 
 /* Is [@lo, @hi) the range the kernel holds for this thread already? */

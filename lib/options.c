@@ -18,7 +18,10 @@ static const char *const accept_names[] = { "auto", "thread", "roundrobin", NULL
 static const char *const move_keep_names[] = { "move", "keep", NULL };
 _Static_assert(FDR_OPEN_MOVE == 0 && FDR_OPEN_KEEP == 1 && FDR_LOCAL_MOVE == 0 && FDR_LOCAL_KEEP == 1,
 	       "move_keep_names[] is indexed by both enums");
+/* FDRANGE_KERNEL and FDRANGE_BOUND: enum fdr_kernel and enum fdr_bound. */
 static const char *const kernel_names[] = { "auto", "off", NULL };
+_Static_assert(FDR_KERNEL_AUTO == 0 && FDR_KERNEL_OFF == 1 && FDR_BOUND_AUTO == 0 && FDR_BOUND_OFF == 1,
+	       "kernel_names[] is indexed by both enums");
 
 #define OFF(f) offsetof(struct fdr_config, f)
 
@@ -71,6 +74,15 @@ const struct fdr_option fdr_options[] = {
 	  "CONFIG_FD_RANGE; probed once at start), each thread's range is set with "
 	  "prctl(PR_SET_FD_RANGE) when it changes, and the kernel allocates its new fds "
 	  "there: no move, no syscall per fd; off: always move with F_DUPFD" },
+	{ "FDRANGE_BOUND", "bound", "POLICY", FDR_T_ENUM, OFF(bound), 0, 0, 0,
+	  NULL, kernel_names, "auto",
+	  "auto: the do-no-harm bound: a kernel fd below 1024 is never placed at 1024 or "
+	  "above (select() and FD_SET hold only fds below 1024), and chunks are claimed only "
+	  "below max(1024, 2 x open fds + 64), so fd numbers grow with the fds held, not with "
+	  "threads; off: only RLIMIT_NOFILE bounds placement, for a program that never hands "
+	  "an fd to select() or FD_SET (with FDRANGE_WIDTH=512 on the kernel's fd range with "
+	  "fd_range_nolock=on each thread's fds then lie on fd-table bitmap lines of its own; "
+	  "fd numbers grow with threads x width)" },
 	{ "FDRANGE_DISABLE", "disable", NULL, FDR_T_BOOL, OFF(disable), 0, 1, 0,
 	  NULL, NULL, "0",
 	  "1: load but pass every call through untouched (the A side of an A/B run)" },

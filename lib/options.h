@@ -20,6 +20,7 @@ enum fdr_accept { FDR_ACCEPT_AUTO, FDR_ACCEPT_THREAD, FDR_ACCEPT_ROUNDROBIN };
 enum fdr_open { FDR_OPEN_MOVE, FDR_OPEN_KEEP };
 enum fdr_local { FDR_LOCAL_MOVE, FDR_LOCAL_KEEP };
 enum fdr_kernel { FDR_KERNEL_AUTO, FDR_KERNEL_OFF };
+enum fdr_bound { FDR_BOUND_AUTO, FDR_BOUND_OFF };
 
 enum fdr_source { FDR_SRC_DEFAULT, FDR_SRC_ENV };
 
@@ -32,6 +33,7 @@ struct fdr_config {
 	unsigned local;          /* enum fdr_local */
 	unsigned threshold;       /* fds the kernel numbers below this are not moved */
 	unsigned kernel;          /* enum fdr_kernel */
+	unsigned bound;           /* enum fdr_bound */
 	bool disable;
 	unsigned pregrow;         /* fd table entries to grow to once; 0 = off */
 	char stats[FDR_PATH_MAX]; /* "" none, "stderr", or a path (%p = pid) */

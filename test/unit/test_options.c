@@ -48,6 +48,7 @@ static void defaults_without_environment(void **state)
 	assert_int_equal(cfg.threshold, 64);
 	assert_int_equal(cfg.open, FDR_OPEN_MOVE);
 	assert_int_equal(cfg.local, FDR_LOCAL_KEEP);
+	assert_int_equal(cfg.bound, FDR_BOUND_AUTO);
 	assert_false(cfg.disable);
 	assert_string_equal(cfg.stats, "");
 	for (unsigned i = 0; i < fdr_noptions; i++)
@@ -94,6 +95,10 @@ static void good_values_are_taken(void **state)
 	assert_int_equal(cfg.local, FDR_LOCAL_KEEP);
 	assert_int_equal(load1("FDRANGE_LOCAL", "move", &cfg, msg), 0);
 	assert_int_equal(cfg.local, FDR_LOCAL_MOVE);
+	assert_int_equal(load1("FDRANGE_BOUND", "off", &cfg, msg), 0);
+	assert_int_equal(cfg.bound, FDR_BOUND_OFF);
+	assert_int_equal(load1("FDRANGE_BOUND", "auto", &cfg, msg), 0);
+	assert_int_equal(cfg.bound, FDR_BOUND_AUTO);
 	assert_int_equal(load1("FDRANGE_THRESHOLD", "0", &cfg, msg), 0);
 	assert_int_equal(cfg.threshold, 0);
 	assert_int_equal(load1("FDRANGE_THRESHOLD", "1048576", &cfg, msg), 0);
@@ -159,6 +164,7 @@ static void bad_values_are_refused(void **state)
 	expect_refused("FDRANGE_ACCEPT", "", "empty value");
 	expect_refused("FDRANGE_OPEN", "MOVE", "unknown value");
 	expect_refused("FDRANGE_LOCAL", "off", "unknown value");
+	expect_refused("FDRANGE_BOUND", "1024", "unknown value");
 	expect_refused("FDRANGE_DISABLE", "2", "not a boolean");
 	expect_refused("FDRANGE_DISABLE", "", "empty value");
 	expect_refused("FDRANGE_STATS", "", "empty value");
