@@ -43,12 +43,10 @@
 #                      0007); lib+assist-w64, lib+assist-nolock-w64: those
 #                      with FDRANGE_WIDTH=64 (each thread one 64-fd chunk
 #                      of its own, one open_fds word, no shared 8-fd line);
-#                      lib+assist-nolock-w512: FDRANGE_WIDTH=512 with
-#                      fd_range_nolock=on: a thread's first chunks on
-#                      open_fds and close_on_exec lines no other thread
-#                      uses (only as far as the library's do-no-harm
-#                      bound allows: a build without it shows what that
-#                      geometry can give);
+#                      lib+assist-nolock-w512: FDRANGE_WIDTH=512 and
+#                      FDRANGE_BOUND=off with fd_range_nolock=on: a
+#                      thread's first chunks on open_fds and
+#                      close_on_exec lines no other thread uses;
 #                      lib+assist+fdcache,
 #                      lib-all+assist+fdcache: the library on the fdcache
 #                      kernel, kernel-range path; range-sub: an
@@ -242,9 +240,10 @@ mc)
 	1off) FDRANGE_KERNEL=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	keep|move) FDRANGE_LOCAL=$(arg pre) LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	w64) FDRANGE_WIDTH=64 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
-	# 16 threads of 512 fds from 64 need more than 8192 numbers
+	# 16 threads of 512 fds from 64 need more than 8192 numbers, and the
+	# do-no-harm bound would keep a process with few fds below 1024
 	w512) ulimit -n 16384
-		FDRANGE_WIDTH=512 LD_PRELOAD=/coh/libfdrange.so $mc & ;;
+		FDRANGE_WIDTH=512 FDRANGE_BOUND=off LD_PRELOAD=/coh/libfdrange.so $mc & ;;
 	sub) SUB_N=$t LD_PRELOAD=/coh/subrange.so $mc & ;;
 	*) $mc & ;;
 	esac
