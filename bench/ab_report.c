@@ -263,6 +263,7 @@ static int void_reason(char *buf, size_t len)
 	return VOID_PLACED_NONE;
 }
 
+/* The values of @metric on server @s, in round order. */
 static void column(unsigned s, unsigned metric, double *out)
 {
 	for (unsigned i = 0; i < nrounds; i++)

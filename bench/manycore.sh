@@ -742,7 +742,8 @@ for row in read(os.path.join(out, "parts.txt")).splitlines():
         acted, void = None, "void: whether B placed anything is unknown (fdrange stat gave no summary; see %s/stat-B.txt); " % d
     else:
         acted = stat["acted"]
-        void = "" if acted > 0 else "void: B placed nothing (placed=0 inplace=0 kept=0 reason=%s), so B ran as plain; " % stat.get("reason", "?")
+        void = "" if acted > 0 else "void: B placed nothing (placed=0 inplace=0 kept=%s model=%s reason=%s), so B ran as plain; " % (
+            stat.get("kept", "?"), stat.get("model", "?"), stat.get("reason", "?"))
     path_note = ""
     if stat and kind == "guest-range" and acted and stat.get("path") != "kernel-range":
         path_note = " [B took path=%s, not the kernel range]" % stat.get("path")

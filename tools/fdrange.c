@@ -227,11 +227,15 @@ static void print_settings(const struct fdr_config *cfg, const char *lib)
 
 		if (cap > cfg->base)
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now: fds from %u up to fd %lu, %s, "
-				"and never above max(1024, 2 x the fds open + 64) (a program that "
-				"changes its limit gets numbers below the new one)\n",
+				"%s (a program that changes its limit gets numbers below the new "
+				"one)\n",
 				prog, (unsigned long long)rl.rlim_cur, cfg->base, cap - 1,
 				cfg->width ? "in fixed ranges" :
-				"an 8-fd line per thread, then 64-fd chunks as it needs them");
+				"an 8-fd line per thread, then 64-fd chunks as it needs them",
+				cfg->bound == FDR_BOUND_OFF ?
+				"bounded only by the limit (FDRANGE_BOUND=off: fds at 1024 and above "
+				"while the program holds few, no select())" :
+				"and never above max(1024, 2 x the fds open + 64)");
 		else
 			fprintf(stderr, "%s: with RLIMIT_NOFILE %llu now no chunk fits; "
 				"fds stay where the kernel puts them until the limit is raised\n",

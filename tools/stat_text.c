@@ -109,6 +109,16 @@ static void settings(const struct tctx *t)
 	}
 }
 
+/* Is setting @name @value in the block (both bounded: the block is data)? */
+static bool setting_is(const struct fdr_blk_hdr *h, const char *name, const char *value)
+{
+	for (uint32_t i = 0; i < h->nsettings && i < FDR_SETTINGS_MAX; i++)
+		if (!strncmp(h->settings[i].name, name, sizeof(h->settings[i].name)) &&
+		    !strncmp(h->settings[i].value, value, sizeof(h->settings[i].value)))
+			return true;
+	return false;
+}
+
 static uint64_t pct_of(uint64_t a, uint64_t b)
 {
 	return b ? (uint64_t)(100.0L * a / b + 0.5L) : 0;
@@ -145,9 +155,14 @@ static void handoff(const struct tctx *t)
 		break;
 	case FDR_MODEL_LOCAL:
 		fprintf(out, "served where accepted (learned after %" PRIu64 " %s, %" PRIu64 " %s, %"
-			PRIu64 "/%llu predictions right)\n", h->learned_after,
+			PRIu64 "/%llu predictions right)%s\n", h->learned_after,
 			st_pl(h->learned_after, "connection", "connections"), h->relearns,
-			st_pl(h->relearns, "relearn", "relearns"), h->hits, checked);
+			st_pl(h->relearns, "relearn", "relearns"), h->hits, checked,
+			/* place.c: only on the dup path, counted kept */
+			!h->kernel_range && h->policy == FDR_ACCEPT_AUTO &&
+			setting_is(h, "FDRANGE_LOCAL", "keep") ?
+			"; since then left where the kernel numbered them (FDRANGE_LOCAL=keep), "
+			"counted kept: purity and shared lines of those are the kernel's" : "");
 		break;
 	case FDR_MODEL_UNPREDICTABLE:
 		fprintf(out, "not predictable: of the last %" PRIu32 " %s, %" PRIu64
@@ -517,7 +532,10 @@ static void block_head(const struct tctx *t)
 	if (p->soft_limit && p->soft_limit != h->limit)
 		fprintf(out, "  note: the limit was changed from outside; fds that no longer "
 			"fit fall back\n");
-	if (h->bound_top) {
+	if (setting_is(h, "FDRANGE_BOUND", "off")) {
+		fprintf(out, "  do-no-harm bound: off (FDRANGE_BOUND=off): chunks anywhere below "
+			"the limit, fds at 1024 and above while few are open\n");
+	} else if (h->bound_top) {
 		fprintf(out, "  do-no-harm bound: chunks only below fd %" PRIu64
 			" (max(FD_SETSIZE, 2 x open fds + 64)); ", h->bound_top);
 		if (h->counts)

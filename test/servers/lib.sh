@@ -191,17 +191,21 @@ take_stat() {
 # (one per 8-fd line, what the model learns from), and the model is not
 # what the load's placement shows.  Both runs make the same first round.
 # SRV_WARMUP=0 leaves it out (to look at a burst met while learning).
-WARMUP_ROUNDS=0
+# WARMUP_KEPT: fdrange stat's kept= after the warm-up (under the library),
+# so that the check counts the load's kept connections alone.
+WARMUP_ROUNDS=0 WARMUP_KEPT=0
 warm_up() {
-	local port=$1 proto=$2 pid=$3 mode=$4 model=
-	WARMUP_ROUNDS=0
+	local port=$1 proto=$2 pid=$3 mode=$4 model= summary
+	WARMUP_ROUNDS=0 WARMUP_KEPT=0
 	[ "${SRV_WARMUP:-1}" != 0 ] || return 0
 	while [ "$WARMUP_ROUNDS" -lt 4 ]; do
 		python3 "$HERE/warmup.py" "$port" "$proto" 16 || fail "warm-up before the load ($mode)"
 		WARMUP_ROUNDS=$((WARMUP_ROUNDS + 1))
 		[ "$mode" = lib ] || break
-		model=$("$FDRANGE" stat --no-map --color=never "$pid" 2>/dev/null |
-			sed -n 's/^summary:.* model=\([^ ]*\).*/\1/p')
+		summary=$("$FDRANGE" stat --no-map --color=never "$pid" 2>/dev/null | grep '^summary:')
+		model=$(echo "$summary" | sed -n 's/^summary:.* model=\([^ ]*\).*/\1/p')
+		WARMUP_KEPT=$(echo "$summary" | sed -n 's/^summary:.* kept=\([0-9]*\).*/\1/p')
+		WARMUP_KEPT=${WARMUP_KEPT:-0}
 		case $model in learning|none|"") ;; *) break ;; esac
 	done
 	note "$mode: warm-up: $WARMUP_ROUNDS x 16 connections, one at a time${model:+, model=$model}"
@@ -277,9 +281,11 @@ check_placement() {
 			[ "${SRV_LOCAL:-keep}" = keep ] && [ "$(field "$f" path)" = dup ]; then
 			local kept
 			kept=$(field "$f" kept)
-			[ "${kept:-0}" -ge "$CONNS" ] 2>/dev/null ||
-				fail "kept=${kept:-none}: fewer than the load's $CONNS connections left where the kernel numbered them (model local, FDRANGE_LOCAL=keep)"
-			note "model=local, FDRANGE_LOCAL=keep: $kept connections kept where the kernel numbered them (purity $R_PURITY and $R_LINES shared client lines are the kernel's numbering)"
+			[ "$((${kept:-0} - WARMUP_KEPT))" -ge "$CONNS" ] 2>/dev/null ||
+				fail "kept=${kept:-none}, $WARMUP_KEPT of them before the load: fewer than the load's $CONNS connections left where the kernel numbered them (model local, FDRANGE_LOCAL=keep)"
+			grep -q "^accepted connections: served where accepted .*left where the kernel numbered them (FDRANGE_LOCAL=keep)" "$f" ||
+				fail "fdrange stat does not say that the connections are left where the kernel numbered them"
+			note "model=local, FDRANGE_LOCAL=keep: $((kept - WARMUP_KEPT)) connections of the load kept where the kernel numbered them ($kept with the warm-up's; purity $R_PURITY and $R_LINES shared client lines are the kernel's numbering)"
 			return 0
 		fi
 		case $R_PURITY in
