@@ -81,21 +81,11 @@ static void report_bound(unsigned long long *bound, unsigned long long *counts,
 
 int main(int argc, char **argv)
 {
-	struct rlimit rl;
 	pthread_t t;
 	int before, highest = 0, open_now;
 
 	test_mode(argc, argv);
-	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0, "getrlimit");
-	if (rl.rlim_cur < 4096) {
-		if (rl.rlim_max < 4096) {
-			printf("skipped: hard RLIMIT_NOFILE %lu, this test needs 4096\n",
-			       (unsigned long)rl.rlim_max);
-			return 77;
-		}
-		rl.rlim_cur = 4096;
-		CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit: %s", strerror(errno));
-	}
+	need_nofile(4096);
 	before = count_fds();
 	for (int i = 0; i < HELD; i += 2)
 		CHECK(pipe(&held[i]) == 0, "pipe: %s", strerror(errno));

@@ -69,7 +69,6 @@ static mode_t kind_of(int fd)
 
 int main(int argc, char **argv)
 {
-	struct rlimit rl;
 	bool spread;
 	int before, above = 0;
 	int slot_of[NTHREADS];
@@ -82,16 +81,7 @@ int main(int argc, char **argv)
 	      "spread needs FDRANGE_BOUND=off");
 	CHECK(spread || !getenv("FDRANGE_BOUND"), "bounded needs FDRANGE_BOUND unset");
 	/* NTHREADS ranges of WIDTH from BASE, and the soft limit's margin. */
-	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0, "getrlimit");
-	if (rl.rlim_cur < 4096) {
-		if (rl.rlim_max < 4096) {
-			printf("skipped: hard RLIMIT_NOFILE %lu, this test needs 4096\n",
-			       (unsigned long)rl.rlim_max);
-			return 77;
-		}
-		rl.rlim_cur = 4096;
-		CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit: %s", strerror(errno));
-	}
+	need_nofile(4096);
 	before = count_fds();
 	CHECK(pthread_barrier_init(&made, NULL, NTHREADS + 1) == 0, "barrier");
 	CHECK(pthread_barrier_init(&done, NULL, NTHREADS + 1) == 0, "barrier");

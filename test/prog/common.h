@@ -248,6 +248,24 @@ static inline long range_of(const struct geom *g, int fd)
 	return (fd - g->base) / g->width;
 }
 
+/* A soft RLIMIT_NOFILE of at least @n, raised if need be; a hard limit below
+ * it skips the test (exit 77, as meson counts a skip). */
+static inline void need_nofile(rlim_t n)
+{
+	struct rlimit rl;
+
+	CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0, "getrlimit");
+	if (rl.rlim_cur >= n)
+		return;
+	if (rl.rlim_max < n) {
+		printf("skipped: hard RLIMIT_NOFILE %lu, this test needs %lu\n",
+		       (unsigned long)rl.rlim_max, (unsigned long)n);
+		exit(77);
+	}
+	rl.rlim_cur = n;
+	CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit: %s", strerror(errno));
+}
+
 /* The library's report (fdrange_report()) into @buf, NUL-terminated. */
 static inline void read_report(char *buf, size_t size)
 {
