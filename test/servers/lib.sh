@@ -195,16 +195,16 @@ take_stat() {
 # so that the check counts the load's kept connections alone.
 WARMUP_ROUNDS=0 WARMUP_KEPT=0
 warm_up() {
-	local port=$1 proto=$2 pid=$3 mode=$4 model= summary
+	local port=$1 proto=$2 pid=$3 mode=$4 model=''
 	WARMUP_ROUNDS=0 WARMUP_KEPT=0
 	[ "${SRV_WARMUP:-1}" != 0 ] || return 0
 	while [ "$WARMUP_ROUNDS" -lt 4 ]; do
 		python3 "$HERE/warmup.py" "$port" "$proto" 16 || fail "warm-up before the load ($mode)"
 		WARMUP_ROUNDS=$((WARMUP_ROUNDS + 1))
 		[ "$mode" = lib ] || break
-		summary=$("$FDRANGE" stat --no-map --color=never "$pid" 2>/dev/null | grep '^summary:')
-		model=$(echo "$summary" | sed -n 's/^summary:.* model=\([^ ]*\).*/\1/p')
-		WARMUP_KEPT=$(echo "$summary" | sed -n 's/^summary:.* kept=\([0-9]*\).*/\1/p')
+		"$FDRANGE" stat --no-map --color=never "$pid" >"$TMP/stat-warmup.txt" 2>/dev/null || true
+		model=$(field "$TMP/stat-warmup.txt" model)
+		WARMUP_KEPT=$(field "$TMP/stat-warmup.txt" kept)
 		WARMUP_KEPT=${WARMUP_KEPT:-0}
 		case $model in learning|none|"") ;; *) break ;; esac
 	done
@@ -303,21 +303,26 @@ check_placement() {
 		# A model settled on a burst that no later accept used is right
 		# too: haproxy's multi-queue hands each connection to the less
 		# loaded of two rotating threads, and over a burst into equally
-		# loaded threads that can be a rotation or look local (each once in CI).
-		# What it must not do is place a client on the guess.
-		local checked
+		# loaded threads that can be a rotation or look local (each once in CI,
+		# once after a relearn: local on the first accepts, then a rotation).
+		# What it must not do is place a client on the guess.  The
+		# predictions count ("N/M predictions right") is every model's since
+		# the start, so "on the last accepts" is judged by the accept count:
+		# none after the current model settled.
+		local learned accepted
 		case $R_MODEL in
 		unpredictable) ;;
 		learning|none)
 			[ "$R_PURITY" = - ] ||
 				fail "model=$R_MODEL, yet client sockets in threads' chunks (min_client_purity $R_PURITY)" ;;
 		rotation|local)
-			# "N/M predictions right" ends the rotation line, and
-			# "(... N/M predictions right)" the local one.
-			checked=$(sed -n 's|.* [0-9][0-9]*/\([0-9][0-9]*\) predictions right)\{0,1\}$|\1|p' "$f")
-			{ [ "$R_PURITY" = - ] && [ "${checked:-?}" = 0 ]; } ||
-				fail "model=$R_MODEL (${checked:-?} predictions checked, min_client_purity $R_PURITY), expected unpredictable (hand-off cannot be predicted)"
-			note "model=$R_MODEL settled on the last accepts, and no connection was placed on it (0 predictions checked)" ;;
+			# "learned after N connection(s)" on the model's line, and
+			# "  FDRANGE_ACCEPT=auto; A accepted, ..." on the next.
+			learned=$(sed -n 's/^accepted connections: .*learned after \([0-9][0-9]*\) connection.*/\1/p' "$f")
+			accepted=$(sed -n 's/^  FDRANGE_ACCEPT=[a-z]*; \([0-9][0-9]*\) accepted, .*/\1/p' "$f")
+			{ [ "$R_PURITY" = - ] && [ -n "$learned" ] && [ "$learned" = "$accepted" ]; } ||
+				fail "model=$R_MODEL (settled after ${learned:-?} of ${accepted:-?} accepted connections, min_client_purity $R_PURITY), expected unpredictable (hand-off cannot be predicted)"
+			note "model=$R_MODEL settled on the last of $accepted accepts ($(grep -m 1 '^accepted connections: ' "$f" | sed 's/^accepted connections: //')), and no connection was placed on it" ;;
 		*) fail "model=$R_MODEL, expected unpredictable (hand-off cannot be predicted)" ;;
 		esac
 	fi
