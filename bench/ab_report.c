@@ -209,20 +209,28 @@ static const char *lat_label(void)
  */
 enum { VOID_PLACED_NONE = 1, VOID_UNKNOWN, KEPT_ONLY = -1 };
 
+/* The value of @key in a line of space-separated key=value words, or NULL. */
+static const char *kv_find(const char *line, const char *key)
+{
+	size_t n = strlen(key);
+
+	for (const char *at = strstr(line, key); at; at = strstr(at + 1, key))
+		if ((at == line || at[-1] == ' ') && at[n] == '=')
+			return at + n + 1;
+	return NULL;
+}
+
 /* The locality line's number @key: 1 read, 0 absent (an older fdrange
  * stat), -1 not a number. */
+
 static int loc_u64(const char *loc, const char *key, unsigned long *v)
 {
-	char pat[32];
-	const char *at;
+	const char *at = kv_find(loc, key);
 	char *end;
 
-	snprintf(pat, sizeof(pat), " %s=", key);
-	at = strstr(loc, pat);
 	*v = 0;
 	if (!at)
 		return 0;
-	at += strlen(pat);
 	errno = 0;
 	*v = strtoul(at, &end, 10);
 	return end == at || errno || (*end && *end != ' ') || *at == '-' ? -1 : 1;
@@ -423,15 +431,12 @@ static const char *server_label(unsigned s)
 /* "lookup=3.49 create=0.00 ..." from run.conf: the value of @key, or NAN. */
 static double profile_value(const char *side, const char *key)
 {
-	char k[32], pat[40];
-	const char *v, *at;
+	char k[32];
+	const char *at;
 
 	snprintf(k, sizeof(k), "profile_%s", side);
-	v = conf_get(k);
-	snprintf(pat, sizeof(pat), "%s=", key);
-	for (at = strstr(v, pat); at && at != v && at[-1] != ' '; at = strstr(at + 1, pat))
-		;
-	return at ? strtod(at + strlen(pat), NULL) : NAN;
+	at = kv_find(conf_get(k), key);
+	return at ? strtod(at, NULL) : NAN;
 }
 
 /* One line of the fd-path shares of @side, or why there are none. */

@@ -681,8 +681,8 @@ def summary_fields(text):
 def stat_of(pdir):
     """fdrange stat's summary fields for B, and \"acted\": the fds the
     library placed, by a move (placed) or where they already lay, as on the
-    kernel-range path (every owner's inplace), or kept under model local;
-    None when stat gave nothing."""
+    kernel-range path (inplace, summed over owners in the summary), or kept
+    under model local; None when stat gave nothing."""
     fields = summary_fields(read(os.path.join(pdir, "stat-B.txt")))
     try:
         j = json.loads(read(os.path.join(pdir, "stat-B.json")))
@@ -690,22 +690,10 @@ def stat_of(pdir):
         j = None
     if fields is None and j is None:
         return None
-    inplace = 0
-    def walk(o):
-        nonlocal inplace
-        if isinstance(o, dict):
-            for k, v in o.items():
-                if k == "inplace" and isinstance(v, int):
-                    inplace += v
-                else:
-                    walk(v)
-        elif isinstance(o, list):
-            for v in o:
-                walk(v)
     if j is not None:
-        walk(j.get("block"))
         fields = {k: ("-" if v is None else str(v)) for k, v in j["summary"].items()}
-    fields["inplace"] = str(inplace) if j is not None else "?"
+    inplace = fields.get("inplace", "0")
+    inplace = int(inplace) if inplace.isdigit() else 0
     # Connections a local model kept where the kernel numbered them
     # (FDRANGE_LOCAL=keep, the default on the dup path) are the library's
     # decision too, as in fdrange ab's verdict; fds 0-2, kept by rule in

@@ -130,7 +130,7 @@ void fdr_bound_skipped(void)
 bool fdr_bound_allows(unsigned long end)
 {
 	if (end <= __atomic_load_n(&fdr_st.bound_top, __ATOMIC_RELAXED) ||
-	    fdr_st.cfg.bound == FDR_BOUND_OFF)
+	    !fdr_bound_on())
 		return true;
 	return recount(end);
 }

@@ -8,6 +8,15 @@
 
 #include "global.h"
 
+/* The bound's rules hold (FDRANGE_BOUND=auto): the FD_SETSIZE rule, the
+ * bound itself, and on the kernel-range path the range's floor at 1024.
+ * FDRANGE_BOUND=off, on the user's word that no fd goes to select(), drops
+ * them all; the near-limit rule stays. */
+static inline bool fdr_bound_on(void)
+{
+	return fdr_st.cfg.bound != FDR_BOUND_OFF;
+}
+
 /* May a chunk whose fds end just below @end be claimed now?  Always with
  * FDRANGE_BOUND=off (the soft limit is checked apart: place.c). */
 bool fdr_bound_allows(unsigned long end) FDR_HIDDEN;
@@ -25,7 +34,7 @@ void fdr_bound_skipped(void) FDR_HIDDEN;
  */
 static inline unsigned long fdr_bound_cap(int fd, unsigned long cap)
 {
-	if (fdr_st.cfg.bound == FDR_BOUND_OFF)
+	if (!fdr_bound_on())
 		return cap;
 	return (unsigned)fd < FDR_FD_SETSIZE && cap > FDR_FD_SETSIZE ? FDR_FD_SETSIZE : cap;
 }

@@ -61,6 +61,7 @@
  * inside fdr_move_begin(), or in that drop: never in a sandbox.
  */
 #include "krange.h"
+#include "bound.h"
 #include "geometry.h"
 #include "handoff.h"
 #include "lines.h"
@@ -109,11 +110,12 @@ bool fdr_krange_probe(bool *groups)
  * holds: fds 0-2 are never taken from the program (a program that closes
  * stdin and opens /dev/null relies on getting 0), and no fd the kernel
  * would number below FD_SETSIZE is given a number at or above it
- * (select(); FDRANGE_BOUND=off drops that rule).  The threshold is the range's min_open instead (min_open()).
+ * (select(); FDRANGE_BOUND=off drops that rule).  The threshold is the
+ * range's min_open instead (min_open()).
  */
 static unsigned floor_of(unsigned lo, unsigned hi)
 {
-	unsigned f = hi > FDR_FD_SETSIZE && fdr_st.cfg.bound != FDR_BOUND_OFF ? FDR_FD_SETSIZE : 3;
+	unsigned f = hi > FDR_FD_SETSIZE && fdr_bound_on() ? FDR_FD_SETSIZE : 3;
 
 	return f < lo ? f : lo;
 }
@@ -129,7 +131,7 @@ static unsigned min_open(void)
  * FDRANGE_BOUND=off). */
 static unsigned clamp_hi(unsigned lo, unsigned hi)
 {
-	return lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE && fdr_st.cfg.bound != FDR_BOUND_OFF ?
+	return lo < FDR_FD_SETSIZE && hi > FDR_FD_SETSIZE && fdr_bound_on() ?
 	       FDR_FD_SETSIZE : hi;
 }
 
