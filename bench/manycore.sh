@@ -750,7 +750,7 @@ for row in read(os.path.join(out, "parts.txt")).splitlines():
         "ops_ba": cmp_ops["ba_median"], "ops_band": cmp_ops["band"], "ops_decision": cmp_ops["decision"],
         "p99_ba": cmp_p99["ba_median"], "p99_band": cmp_p99["band"], "p99_decision": cmp_p99["decision"],
         "placed": int(stat["placed"]) if stat and stat.get("placed", "").isdigit() else None,
-        "inplace": int(stat["inplace"]) if stat and stat["inplace"].isdigit() else None,
+        "inplace": int(stat["inplace"]) if stat and stat.get("inplace", "").isdigit() else None,
         "kept": int(stat["kept"]) if stat and stat.get("kept", "").isdigit() else None,
         "acted": acted, "path": stat.get("path") if stat else None,
         "reason": stat.get("reason") if stat else None,

@@ -12,11 +12,15 @@ mkfifo "$tmp/pipe"
 # once the pipe's buffer is full.
 exec 3<>"$tmp/pipe"
 for json in "" --json; do
-	# Fill the pipe first (64 KiB, Linux's default size; timeout in case
-	# this system's pipes are smaller), so that stat blocks at its first
-	# write: on a loaded machine filling it at stat's own pace took up to
-	# 28 s, and the watchdog's 10 s would be lost in that.
-	timeout 5 dd if=/dev/zero bs=4096 count=16 status=none >&3 || true
+	# Fill the pipe but its last page first, so that stat blocks within
+	# a page of output: on a loaded machine filling the whole pipe at
+	# stat's own pace took up to 28 s, and the watchdog's 10 s would be
+	# lost in that.  A page, not nothing: stat's own frames then leave
+	# the room in which the watchdog's short --json error line fits.
+	# (timeout: in case the size read is wrong and dd would block.)
+	cap=$(python3 -c 'import fcntl; print(fcntl.fcntl(3, 1032))' 2>/dev/null) || cap=65536 # F_GETPIPE_SZ
+	page=$(getconf PAGESIZE)
+	timeout 5 dd if=/dev/zero bs="$page" count=$((cap / page - 1)) status=none >&3 || true
 	t0=$(date +%s)
 	rc=0
 	# shellcheck disable=SC2086
