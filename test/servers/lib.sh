@@ -308,7 +308,11 @@ check_placement() {
 		# What it must not do is place a client on the guess.  The
 		# predictions count ("N/M predictions right") is every model's since
 		# the start, so "on the last accepts" is judged by the accept count:
-		# none after the current model settled.
+		# none after the current model settled.  An earlier local model's
+		# connections, kept under FDRANGE_LOCAL=keep, lie where the kernel
+		# numbered them, as in plain: no guess placed them.  (fdrange stat
+		# gives no count of predictions since the last settle; its
+		# learned_after and accepted, read here from the text, do.)
 		local learned accepted
 		case $R_MODEL in
 		unpredictable) ;;
