@@ -31,6 +31,14 @@
 #   debug-range (opt-in) the same checkers on the range kernel (no
 #              fdcache): the range fast paths of patch 0007, which
 #              CONFIG_FDCACHE turns off, under lockdep and KASAN.
+#   kcsan-range (opt-in) the range kernel under KCSAN, the kernel's data-race
+#              detector (it cannot share a kernel with KASAN), with
+#              fd_range_nolock=on: the same tests, the range fast paths of
+#              0007 included.  A KCSAN report in which a function of
+#              fs/file.c (the series' file) took part fails it; the others
+#              (the rest of the kernel, e.g. inode timestamps) are listed.
+#              It also fails unless KCSAN was enabled at the end and had
+#              set up watchpoints.
 #   mutant-nolock (opt-in) the range kernel with one deliberate bug in the
 #              range fast paths: a close on the locked path (another
 #              thread's fd, close_range) does not take the group lock.
@@ -178,7 +186,7 @@ build() {
 }
 
 want_patched=0 want_unpatched=0 want_mutant=0 want_debug=0 want_range=0 want_mrange=0 want_lib=0
-want_drange=0 want_mnolock=0
+want_drange=0 want_mnolock=0 want_kcsan=0
 for boot in $BOOTS; do
 	case $boot in
 	on|off) want_patched=1 ;;
@@ -189,6 +197,7 @@ for boot in $BOOTS; do
 	lib) want_range=1 want_lib=1 ;;
 	debug) want_debug=1 ;;
 	debug-range) want_drange=1 ;;
+	kcsan-range) want_kcsan=1 ;;
 	mutant-nolock) want_mnolock=1 ;;
 	*) die "unknown boot '$boot'" ;;
 	esac
@@ -205,6 +214,11 @@ done
 [ $want_drange = 1 ] && build debug-range "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
 	CONFIG_PROVE_LOCKING=y CONFIG_PROVE_RCU=y CONFIG_DEBUG_ATOMIC_SLEEP=y \
 	"# CONFIG_SLUB_TINY is not set" CONFIG_KASAN=y CONFIG_KASAN_GENERIC=y CONFIG_STACKTRACE=y
+# KCSAN's defaults: races whose value did not change and plain aligned
+# writes are not reported, which keeps it to races that matter.  KALLSYMS:
+# reports name the functions that raced, and their callers.
+[ $want_kcsan = 1 ] && build kcsan-range "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
+	CONFIG_INOTIFY_USER=y CONFIG_KCSAN=y CONFIG_STACKTRACE=y CONFIG_KALLSYMS=y
 if [ $want_mnolock = 1 ]; then
 	if [ "$(cat "$WORK/mutant-nolock.stamp" 2>/dev/null)" != "$patch_id" ]; then
 		log "making the mutant-nolock tree (a locked close takes no group lock)"
@@ -361,7 +375,9 @@ for t in create explicit uring nss full floor min_open count grow new_task unsha
 done
 run stats /tests/fdstats $EXPECT
 fi
-if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) corruption"; then
+# KCSAN's reports are judged on the host, by whether fs/file.c took part.
+if dmesg | grep -E "WARNING:|BUG:|Oops|use-after-free|refcount_t|list_(add|del) corruption" |
+	grep -v "BUG: KCSAN: data-race in "; then
 	echo "FDTEST DMESG problems above"
 	fails=$((fails + 1))
 else
@@ -371,12 +387,47 @@ fi
 # itself off after its first report.)
 [ -r /proc/lockdep_stats ] && echo "FDTEST LOCKDEP $(grep -o 'debug_locks: *[0-9]*' /proc/lockdep_stats | tr -s ' ')"
 dmesg | grep -q "KernelAddressSanitizer initialized" && echo "FDTEST KASAN on"
+[ -r /sys/kernel/debug/kcsan ] &&
+	echo "FDTEST KCSAN $(grep -E '^(enabled|setup_watchpoints|data_races):' /sys/kernel/debug/kcsan | tr '\n' ' ')"
 echo "FDTEST END failures=$fails guest_seconds=$(( $(date +%s) - S ))"
 sync
 reboot -f
 EOF
 chmod +x "$IR/init"
 (cd "$IR" && find . | cpio -o -H newc --quiet | gzip -1) > "$WORK/initramfs.cpio.gz"
+
+# kcsan_judge LOG FILE_O: list the KCSAN reports in LOG, each as its title
+# and the functions of its stacks; fail if one names a function defined in
+# FILE_O (fs/file.c: the fd table, the series' code).
+kcsan_judge() {
+	local fns
+	fns=$(nm "$2" | awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u)
+	[ -n "$fns" ] || { log "boot kcsan-range: no functions read from $2"; return 1; }
+	tr -d '\r' < "$1" | FNS=$fns python3 -c '
+import os, re, sys
+fns = set(os.environ["FNS"].split())
+bad, reps, cur = 0, [], None
+for line in sys.stdin:
+    m = re.search(r"BUG: KCSAN: (.*)", line)
+    if m:
+        # "data-race in f1 / f2": the two functions, then the stacks
+        t = re.sub(r"^[a-z-]+ in ", "", m.group(1))
+        cur = [m.group(1), [re.sub(r"[+.].*", "", x.strip()) for x in t.split(" / ")]]
+        reps.append(cur)
+    elif cur is not None and line.startswith("=" * 20):
+        cur = None
+    elif cur is not None:
+        f = re.match(r"\s*(?:\[[^]]*\]\s*)?([A-Za-z_][A-Za-z0-9_.]*)\+0x", line)
+        if f:
+            cur[1].append(f.group(1).split(".")[0])
+for title, frames in reps:
+    ours = sorted(set(frames) & fns)
+    bad += bool(ours)
+    print("KCSAN %s: %s [%s]" % ("FAIL" if ours else "elsewhere", title,
+          " ".join(dict.fromkeys(frames)) or "no stack"))
+print("KCSAN reports: %d, %d with fs/file.c" % (len(reps), bad))
+sys.exit(1 if bad else 0)'
+}
 
 # --- boots -------------------------------------------------------------------
 status=0
@@ -391,6 +442,8 @@ for boot in $BOOTS; do
 	mutant-range) k=mutant-range; extra="";                   expect=none range=on ;;
 	debug)     k=debug;     extra="";                         expect=on   range=on ;;
 	debug-range) k=debug-range; extra="fd_range_nolock=on";   expect=none range=on ;;
+	# loglevel=7: a KCSAN report's stack lines are printed at the default level
+	kcsan-range) k=kcsan-range; extra="fd_range_nolock=on loglevel=7"; expect=none range=on ;;
 	mutant-nolock) k=mutant-nolock; extra="fd_range_nolock=on"; expect=none range=on ;;
 	lib)       k=range;     extra="fd_range_nolock=on fdtest.suite=lib"; expect=none range=on ;;
 	esac
@@ -430,6 +483,11 @@ for boot in $BOOTS; do
 			{ log "boot debug: lockdep not armed at the end"; ok=0; }
 		tr -d '\r' < "$out" | grep -qx "FDTEST KASAN on" ||
 			{ log "boot debug: KASAN not initialised"; ok=0; }
+	fi
+	if [ "$boot" = kcsan-range ]; then
+		tr -d '\r' < "$out" | grep -qE "^FDTEST KCSAN enabled: 1 setup_watchpoints: [1-9]" ||
+			{ log "boot kcsan-range: KCSAN not enabled, or it set up no watchpoint"; ok=0; }
+		kcsan_judge "$out" "$WORK/build-$k/fs/file.o" || ok=0
 	fi
 	if [ "$boot" = mutant ] || [ "$boot" = mutant-range ] || [ "$boot" = mutant-nolock ]; then
 		# inverted: the deliberate bug must be noticed
