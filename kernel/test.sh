@@ -39,6 +39,10 @@
 #              (the rest of the kernel, e.g. inode timestamps) are listed.
 #              It also fails unless KCSAN was enabled at the end and had
 #              set up watchpoints.
+#   kcsan-strict (opt-in) the same with CONFIG_KCSAN_STRICT (and so weak
+#              memory modelling: missing barriers): every plain access that
+#              races a marked one is reported, hundreds elsewhere in the
+#              kernel; judged the same way.
 #   mutant-nolock (opt-in) the range kernel with one deliberate bug in the
 #              range fast paths: a close on the locked path (another
 #              thread's fd, close_range) does not take the group lock.
@@ -186,7 +190,7 @@ build() {
 }
 
 want_patched=0 want_unpatched=0 want_mutant=0 want_debug=0 want_range=0 want_mrange=0 want_lib=0
-want_drange=0 want_mnolock=0 want_kcsan=0
+want_drange=0 want_mnolock=0 want_kcsan=0 want_kstrict=0
 for boot in $BOOTS; do
 	case $boot in
 	on|off) want_patched=1 ;;
@@ -198,6 +202,7 @@ for boot in $BOOTS; do
 	debug) want_debug=1 ;;
 	debug-range) want_drange=1 ;;
 	kcsan-range) want_kcsan=1 ;;
+	kcsan-strict) want_kstrict=1 ;;
 	mutant-nolock) want_mnolock=1 ;;
 	*) die "unknown boot '$boot'" ;;
 	esac
@@ -219,6 +224,9 @@ done
 # reports name the functions that raced, and their callers.
 [ $want_kcsan = 1 ] && build kcsan-range "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
 	CONFIG_INOTIFY_USER=y CONFIG_KCSAN=y CONFIG_STACKTRACE=y CONFIG_KALLSYMS=y
+[ $want_kstrict = 1 ] && build kcsan-strict "$WORK/patched" "# CONFIG_FDCACHE is not set" CONFIG_FD_RANGE=y \
+	CONFIG_INOTIFY_USER=y CONFIG_KCSAN=y CONFIG_KCSAN_STRICT=y CONFIG_KCSAN_WEAK_MEMORY=y \
+	CONFIG_STACKTRACE=y CONFIG_KALLSYMS=y
 if [ $want_mnolock = 1 ]; then
 	if [ "$(cat "$WORK/mutant-nolock.stamp" 2>/dev/null)" != "$patch_id" ]; then
 		log "making the mutant-nolock tree (a locked close takes no group lock)"
@@ -406,7 +414,7 @@ kcsan_judge() {
 	fns=$(nm "$2" | awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u |
 		comm -23 - <(for o in "$(dirname "$2")"/*.o; do [ "$o" = "$2" ] || nm "$o"; done 2>/dev/null |
 			awk '$2 ~ /^[tT]$/ { print $3 }' | sort -u))
-	[ -n "$fns" ] || { log "boot kcsan-range: no functions read from $2"; return 1; }
+	[ -n "$fns" ] || { log "kcsan: no functions read from $2"; return 1; }
 	tr -d '\r' < "$1" | FNS=$fns python3 -c '
 import os, re, sys
 fns = set(os.environ["FNS"].split())
@@ -448,6 +456,7 @@ for boot in $BOOTS; do
 	debug-range) k=debug-range; extra="fd_range_nolock=on";   expect=none range=on ;;
 	# loglevel=7: a KCSAN report's stack lines are printed at the default level
 	kcsan-range) k=kcsan-range; extra="fd_range_nolock=on loglevel=7"; expect=none range=on ;;
+	kcsan-strict) k=kcsan-strict; extra="fd_range_nolock=on loglevel=7"; expect=none range=on ;;
 	mutant-nolock) k=mutant-nolock; extra="fd_range_nolock=on"; expect=none range=on ;;
 	lib)       k=range;     extra="fd_range_nolock=on fdtest.suite=lib"; expect=none range=on ;;
 	esac
@@ -488,9 +497,9 @@ for boot in $BOOTS; do
 		tr -d '\r' < "$out" | grep -qx "FDTEST KASAN on" ||
 			{ log "boot debug: KASAN not initialised"; ok=0; }
 	fi
-	if [ "$boot" = kcsan-range ]; then
+	if [ "$boot" = kcsan-range ] || [ "$boot" = kcsan-strict ]; then
 		tr -d '\r' < "$out" | grep -qE "^FDTEST KCSAN enabled: 1 setup_watchpoints: [1-9]" ||
-			{ log "boot kcsan-range: KCSAN not enabled, or it set up no watchpoint"; ok=0; }
+			{ log "boot $boot: KCSAN not enabled, or it set up no watchpoint"; ok=0; }
 		kcsan_judge "$out" "$WORK/build-$k/fs/file.o" || ok=0
 	fi
 	if [ "$boot" = mutant ] || [ "$boot" = mutant-range ] || [ "$boot" = mutant-nolock ]; then
