@@ -5,8 +5,15 @@
 # and exactly zero with one (nothing else takes that table's lock).
 . "$(dirname "$0")/lib.sh"
 can_profile
-"$FDRANGE" profile --hz 4999 --json --output "$TMP/four.json" -- "$FD_CHURN" 4 6 >"$TMP/four.out" 2>&1 ||
-	fail "fdrange profile -- fd_churn 4 6 failed: $(tail -n 1 "$TMP/four.out")"
+# Waiting needs two threads on CPUs at once: on a 2-vCPU machine that other
+# jobs keep busy that can fail to happen in one run (CI, beside a kernel
+# build), so up to three runs, and one with a wait is enough.
+for try in 1 2 3; do
+	"$FDRANGE" profile --hz 4999 --json --output "$TMP/four.json" -- "$FD_CHURN" 4 6 >"$TMP/four.out" 2>&1 ||
+		fail "fdrange profile -- fd_churn 4 6 failed: $(tail -n 1 "$TMP/four.out")"
+	[ "$(json "$TMP/four.json" 'd["processes"][0]["samples"]["lock_wait"]')" -gt 0 ] && break
+	note "run $try: no lock-wait sample with 4 threads"
+done
 "$FDRANGE" profile --hz 4999 --json --output "$TMP/one.json" -- "$FD_CHURN" 1 3 >"$TMP/one.out" 2>&1 ||
 	fail "fdrange profile -- fd_churn 1 3 failed: $(tail -n 1 "$TMP/one.out")"
 four=$(json "$TMP/four.json" 'd["processes"][0]["samples"]["lock_wait"]')
