@@ -222,7 +222,6 @@ static const char *kv_find(const char *line, const char *key)
 
 /* The locality line's number @key: 1 read, 0 absent (an older fdrange
  * stat), -1 not a number. */
-
 static int loc_u64(const char *loc, const char *key, unsigned long *v)
 {
 	const char *at = kv_find(loc, key);

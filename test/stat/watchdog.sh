@@ -11,6 +11,8 @@ mkfifo "$tmp/pipe"
 # Opened for reading and writing by this shell, never read: writes block
 # once the pipe's buffer is full.
 exec 3<>"$tmp/pipe"
+cap=$(python3 -c 'import fcntl; print(fcntl.fcntl(3, 1032))' 2>/dev/null) || cap=65536 # F_GETPIPE_SZ
+page=$(getconf PAGESIZE)
 for json in "" --json; do
 	# Fill the pipe but its last page first, so that stat blocks within
 	# a page of output: on a loaded machine filling the whole pipe at
@@ -18,8 +20,6 @@ for json in "" --json; do
 	# lost in that.  A page, not nothing: stat's own frames then leave
 	# the room in which the watchdog's short --json error line fits.
 	# (timeout: in case the size read is wrong and dd would block.)
-	cap=$(python3 -c 'import fcntl; print(fcntl.fcntl(3, 1032))' 2>/dev/null) || cap=65536 # F_GETPIPE_SZ
-	page=$(getconf PAGESIZE)
 	timeout 5 dd if=/dev/zero bs="$page" count=$((cap / page - 1)) status=none >&3 || true
 	t0=$(date +%s)
 	rc=0
