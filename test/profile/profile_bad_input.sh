@@ -81,6 +81,13 @@ wait "$churn" 2>/dev/null || true
 # (exit 1), not a partial profile.
 sleep 30 &
 idle=$!
+# Idle only once it has exec'd sleep and sleeps: a sample of its start-up
+# (the fork, the exec) made this flaky (a clean-clone run, exit 4).
+for _ in $(seq 50); do
+	[ "$(cat "/proc/$idle/comm" 2>/dev/null)" = sleep ] &&
+		[ "$(awk '{ print $3 }' "/proc/$idle/stat" 2>/dev/null)" = S ] && break
+	sleep 0.1
+done
 got=0
 "$FDRANGE" profile --seconds 0.5 "$max" "$idle" >"$TMP/out" 2>"$TMP/err" || got=$?
 kill "$idle"
